@@ -1,0 +1,177 @@
+// Package backend picks the GoMLX backend that attnbook's notebooks, modules and tests share.
+//
+// The rule, in order:
+//
+//  1. $GOMLX_BACKEND, when set, is honoured as GoMLX documents it ("go", "xla:cpu", "xla:cuda",
+//     "xla:/abs/path/plugin.so").
+//  2. XLA when a PJRT plugin is installed locally: CUDA when an NVIDIA GPU and a CUDA plugin are
+//     present (go-xla's search path, or JAX's pip package jax-cuda*-pjrt), else the CPU plugin.
+//  3. Otherwise the pure-Go backend "go" (GoMLX's simplego).
+//
+// Nothing is ever downloaded: GoMLX's XLA auto-install is switched off before any backend is made.
+package backend
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/gomlx/go-xla/pkg/pjrt"
+	"github.com/gomlx/gomlx/backends"
+	_ "github.com/gomlx/gomlx/backends/simplego" // registers "go"
+	"github.com/gomlx/gomlx/backends/xla"        // registers "xla"
+)
+
+// EnvVar is the environment variable that overrides the choice: GoMLX's own GOMLX_BACKEND.
+const EnvVar = backends.ConfigEnvVar
+
+// Choice is a backend configuration and the reason it was picked.
+type Choice struct {
+	Config  string   // GoMLX configuration string, e.g. "go", "xla:cpu", "xla:/path/xla_cuda_plugin.so".
+	Reason  string   // One sentence: why this backend.
+	Plugins []string // PJRT plugins found locally (names, or absolute paths for JAX's plugins).
+	GPU     bool     // Whether an NVIDIA GPU device was seen.
+}
+
+// Name is the backend's short name: "go" or "xla".
+func (c Choice) Name() string { name, _, _ := strings.Cut(c.Config, ":"); return name }
+
+// String is the one line notebooks and commands print, e.g.
+// "backend: go (pure Go) — no XLA PJRT plugin installed; set GOMLX_BACKEND to override".
+func (c Choice) String() string {
+	what := c.Config
+	switch c.Name() {
+	case "go":
+		what = "go (pure Go)"
+	case "xla", "stablehlo", "hlo", "shlo":
+		what = c.Config + " (XLA/PJRT)"
+	}
+	return fmt.Sprintf("backend: %s — %s", what, c.Reason)
+}
+
+func init() {
+	// GoMLX's XLA backend downloads plugins from the internet by default: never at notebook run time.
+	xla.EnableAutoInstall(false)
+}
+
+// Choose applies the rule above to this machine without creating a backend.
+func Choose() Choice {
+	return choose(os.LookupEnv, localPlugins(), jaxCUDAPlugins(), hasNvidiaGPU())
+}
+
+func choose(lookup func(string) (string, bool), plugins, jaxCUDA []string, gpu bool) Choice {
+	c := Choice{Plugins: append(append([]string(nil), plugins...), jaxCUDA...), GPU: gpu}
+	if cfg, ok := lookup(EnvVar); ok && cfg != "" {
+		c.Config, c.Reason = cfg, fmt.Sprintf("set by $%s", EnvVar)
+		return c
+	}
+	has := func(name string) bool {
+		for _, p := range plugins {
+			if p == name {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case gpu && has("cuda"):
+		c.Config, c.Reason = "xla:cuda", "an NVIDIA GPU and the CUDA PJRT plugin are installed"
+	case gpu && len(jaxCUDA) > 0:
+		c.Config, c.Reason = "xla:"+jaxCUDA[0], "an NVIDIA GPU and JAX's CUDA PJRT plugin are installed"
+	case has("cpu"):
+		c.Config, c.Reason = "xla:cpu", "the XLA CPU PJRT plugin is installed"
+		if gpu {
+			c.Reason += " (a GPU is present but no CUDA plugin)"
+		}
+	default:
+		c.Config, c.Reason = "go", fmt.Sprintf("no XLA PJRT plugin installed; set $%s to override", EnvVar)
+	}
+	return c
+}
+
+// localPlugins lists the PJRT plugin names go-xla finds in its search path
+// ($PJRT_PLUGIN_LIBRARY_PATH, ~/.local/lib/go-xla, /usr/local/lib/go-xla, ld.so paths).
+func localPlugins() []string {
+	var names []string
+	for name := range pjrt.AvailablePlugins() {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// jaxCUDAPlugins finds JAX's CUDA PJRT plugin (pip package jax-cuda12-pjrt / jax-cuda13-pjrt),
+// which go-xla does not search for, in the usual Python package folders.
+func jaxCUDAPlugins() []string {
+	var roots []string
+	if home, err := os.UserHomeDir(); err == nil {
+		roots = append(roots, filepath.Join(home, ".local/lib/python3*/site-packages"))
+	}
+	roots = append(roots, "/usr/lib/python3*/*-packages", "/usr/local/lib/python3*/*-packages",
+		"/opt/*/lib/python3*/site-packages")
+	if venv := os.Getenv("VIRTUAL_ENV"); venv != "" {
+		roots = append(roots, filepath.Join(venv, "lib/python3*/site-packages"))
+	}
+	var found []string
+	for _, root := range roots {
+		matches, _ := filepath.Glob(filepath.Join(root, "jax_plugins/xla_cuda*/xla_cuda_plugin.so"))
+		found = append(found, matches...)
+	}
+	return found
+}
+
+func hasNvidiaGPU() bool {
+	matches, _ := filepath.Glob("/dev/nvidia[0-9]*")
+	return len(matches) > 0
+}
+
+var (
+	once         sync.Once
+	shared       backends.Backend
+	sharedErr    error
+	sharedChoice Choice
+)
+
+// Default returns the process-wide backend chosen by Choose, creating it on first use.
+// It returns an error (never panics, never downloads) when the chosen backend cannot start,
+// e.g. GOMLX_BACKEND=xla:cpu without the plugin.
+func Default() (backends.Backend, error) {
+	once.Do(func() {
+		sharedChoice = Choose()
+		shared, sharedErr = newBackend(sharedChoice.Config)
+		if sharedErr != nil {
+			sharedErr = fmt.Errorf("backend %q (%s): %w", sharedChoice.Config, sharedChoice.Reason, sharedErr)
+		}
+	})
+	return shared, sharedErr
+}
+
+// Chosen is the Choice behind Default (after Default has been called; else Choose()).
+func Chosen() Choice {
+	if shared == nil && sharedErr == nil {
+		return Choose()
+	}
+	return sharedChoice
+}
+
+// newBackend is backends.NewWithConfig with its panics (unknown backend name) turned into errors.
+func newBackend(config string) (b backends.Backend, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return backends.NewWithConfig(config)
+}
+
+// MustDefault is Default for notebook cells and tests: it panics with Default's error.
+func MustDefault() backends.Backend {
+	b, err := Default()
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

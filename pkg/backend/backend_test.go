@@ -1,0 +1,65 @@
+package backend
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestChoose(t *testing.T) {
+	env := func(v string) func(string) (string, bool) {
+		return func(string) (string, bool) { return v, v != "" }
+	}
+	jax := "/usr/lib/python3/dist-packages/jax_plugins/xla_cuda13/xla_cuda_plugin.so"
+	for _, tc := range []struct {
+		name    string
+		env     string
+		plugins []string
+		jax     []string
+		gpu     bool
+		want    string
+		reason  string
+	}{
+		{"nothing installed", "", nil, nil, false, "go", "no XLA PJRT plugin"},
+		{"env wins", "xla:cpu", nil, nil, false, "xla:cpu", "set by $GOMLX_BACKEND"},
+		{"env go over plugins", "go", []string{"cpu", "cuda"}, nil, true, "go", "set by"},
+		{"cpu plugin", "", []string{"cpu"}, nil, false, "xla:cpu", "CPU PJRT plugin"},
+		{"cuda plugin without gpu", "", []string{"cpu", "cuda"}, nil, false, "xla:cpu", "CPU PJRT plugin"},
+		{"cuda plugin without gpu nor cpu", "", []string{"cuda"}, nil, false, "go", "no XLA PJRT plugin"},
+		{"gpu and cuda", "", []string{"cpu", "cuda"}, nil, true, "xla:cuda", "CUDA PJRT plugin"},
+		{"gpu and jax", "", []string{"cpu"}, []string{jax}, true, "xla:" + jax, "JAX's CUDA"},
+		{"gpu without cuda", "", []string{"cpu"}, nil, true, "xla:cpu", "no CUDA plugin"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := choose(env(tc.env), tc.plugins, tc.jax, tc.gpu)
+			if c.Config != tc.want || !strings.Contains(c.Reason, tc.reason) {
+				t.Errorf("choose = %q (%s), want %q with reason containing %q", c.Config, c.Reason, tc.want, tc.reason)
+			}
+			if !strings.HasPrefix(c.String(), "backend: ") || strings.Contains(c.String(), "\n") {
+				t.Errorf("String() = %q, want one line starting with \"backend: \"", c.String())
+			}
+		})
+	}
+}
+
+func TestDefaultRuns(t *testing.T) {
+	b, err := Default()
+	if err != nil {
+		t.Fatalf("Default: %v", err)
+	}
+	t.Log(Chosen())
+	if b.Name() == "" {
+		t.Error("backend has no name")
+	}
+}
+
+func TestBadConfigIsAnError(t *testing.T) {
+	if _, err := newBackend("no-such-backend"); err == nil || !strings.Contains(err.Error(), "no-such-backend") {
+		t.Errorf("newBackend(no-such-backend) error = %v, want one naming the backend", err)
+	}
+	// The XLA backend without a plugin must fail fast and never download.
+	if len(localPlugins()) == 0 {
+		if _, err := newBackend("xla:cpu"); err == nil {
+			t.Error("xla:cpu without a plugin: want an error")
+		}
+	}
+}
