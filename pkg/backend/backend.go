@@ -9,20 +9,21 @@
 //  3. Otherwise the pure-Go backend "go" (GoMLX's simplego).
 //
 // Nothing is ever downloaded: GoMLX's XLA auto-install is switched off before any backend is made.
+//
+// Built with `-tags noxla` the XLA backend (and its cgo) is left out: programs link in a fraction
+// of the time, which is what notebook cells want on machines without a PJRT plugin. The attnbook
+// kernel spec sets that tag when `go run ./kernel setup` finds no plugin.
 package backend
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 
-	"github.com/gomlx/go-xla/pkg/pjrt"
 	"github.com/gomlx/gomlx/backends"
 	_ "github.com/gomlx/gomlx/backends/simplego" // registers "go"
-	"github.com/gomlx/gomlx/backends/xla"        // registers "xla"
 )
 
 // EnvVar is the environment variable that overrides the choice: GoMLX's own GOMLX_BACKEND.
@@ -50,11 +51,6 @@ func (c Choice) String() string {
 		what = c.Config + " (XLA/PJRT)"
 	}
 	return fmt.Sprintf("backend: %s — %s", what, c.Reason)
-}
-
-func init() {
-	// GoMLX's XLA backend downloads plugins from the internet by default: never at notebook run time.
-	xla.EnableAutoInstall(false)
 }
 
 // Choose applies the rule above to this machine without creating a backend.
@@ -86,21 +82,12 @@ func choose(lookup func(string) (string, bool), plugins, jaxCUDA []string, gpu b
 		if gpu {
 			c.Reason += " (a GPU is present but no CUDA plugin)"
 		}
+	case !XLACompiled:
+		c.Config, c.Reason = "go", "built without XLA (-tags noxla): no PJRT plugin was installed at setup"
 	default:
 		c.Config, c.Reason = "go", fmt.Sprintf("no XLA PJRT plugin installed; set $%s to override", EnvVar)
 	}
 	return c
-}
-
-// localPlugins lists the PJRT plugin names go-xla finds in its search path
-// ($PJRT_PLUGIN_LIBRARY_PATH, ~/.local/lib/go-xla, /usr/local/lib/go-xla, ld.so paths).
-func localPlugins() []string {
-	var names []string
-	for name := range pjrt.AvailablePlugins() {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // jaxCUDAPlugins finds JAX's CUDA PJRT plugin (pip package jax-cuda12-pjrt / jax-cuda13-pjrt),

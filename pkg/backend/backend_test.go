@@ -30,6 +30,9 @@ func TestChoose(t *testing.T) {
 		{"gpu without cuda", "", []string{"cpu"}, nil, true, "xla:cpu", "no CUDA plugin"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if !XLACompiled && tc.reason == "no XLA PJRT plugin" {
+				tc.reason = "built without XLA (-tags noxla)"
+			}
 			c := choose(env(tc.env), tc.plugins, tc.jax, tc.gpu)
 			if c.Config != tc.want || !strings.Contains(c.Reason, tc.reason) {
 				t.Errorf("choose = %q (%s), want %q with reason containing %q", c.Config, c.Reason, tc.want, tc.reason)

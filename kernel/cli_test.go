@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestParseCommand(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		name     string
+		rest     []string
+		help, ok bool
+	}{
+		{args: nil},
+		{args: []string{"bench"}},
+		{args: []string{"Setup"}},
+		{args: []string{"-v", "setup"}},
+		{args: []string{"help"}, help: true},
+		{args: []string{"--help"}, help: true},
+		{args: []string{"-h", "run"}, help: true},
+		{args: []string{"setup"}, name: "setup", ok: true},
+		{args: []string{"run", "a.ipynb", "-o", "x"}, name: "run", rest: []string{"a.ipynb", "-o", "x"}, ok: true},
+		{args: []string{"test", "-run", "X", "./pkg/..."}, name: "test", rest: []string{"-run", "X", "./pkg/..."}, ok: true},
+		{args: []string{"doctor"}, name: "doctor", ok: true},
+		{args: []string{"up", "-port", "9999"}, name: "up", rest: []string{"-port", "9999"}, ok: true},
+	} {
+		cmd, rest, help, ok := parseCommand(tc.args)
+		if cmd.Name != tc.name || help != tc.help || ok != tc.ok || strings.Join(rest, " ") != strings.Join(tc.rest, " ") {
+			t.Errorf("parseCommand(%q) = %q %q help=%v ok=%v, want %q %q help=%v ok=%v",
+				tc.args, cmd.Name, rest, help, ok, tc.name, tc.rest, tc.help, tc.ok)
+		}
+	}
+}
+
+func TestMainUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		code       int
+		stdout     bool   // usage on stdout (help) rather than stderr
+		wantStderr string // also on stderr
+	}{
+		{args: nil, code: exitUsage},
+		{args: []string{"bench"}, code: exitUsage, wantStderr: `unknown subcommand "bench"`},
+		{args: []string{"frobnicate", "x"}, code: exitUsage, wantStderr: `unknown subcommand "frobnicate"`},
+		{args: []string{"help"}, code: exitOK, stdout: true},
+		{args: []string{"run"}, code: exitUsage, wantStderr: "usage: go run ./kernel run"},
+		{args: []string{"run", "-bogus", "x.ipynb"}, code: exitUsage, wantStderr: "flag provided but not defined: -bogus"},
+		{args: []string{"setup", "extra"}, code: exitUsage, wantStderr: "usage: go run ./kernel setup"},
+		{args: []string{"doctor", "extra"}, code: exitUsage, wantStderr: "usage: go run ./kernel doctor"},
+		{args: []string{"up", "-port"}, code: exitUsage, wantStderr: "flag needs an argument"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := Main(context.Background(), tc.args, &stdout, &stderr)
+		if code != tc.code {
+			t.Errorf("Main(%q) = %d, want %d; stderr:\n%s", tc.args, code, tc.code, stderr.String())
+		}
+		usageOut := stderr.String()
+		if tc.stdout {
+			usageOut = stdout.String()
+		}
+		if tc.wantStderr == "" && !strings.Contains(usageOut, "usage: go run ./kernel <subcommand>") {
+			t.Errorf("Main(%q): want the usage, got stdout %q stderr %q", tc.args, stdout.String(), stderr.String())
+		}
+		if tc.wantStderr != "" && !strings.Contains(stderr.String(), tc.wantStderr) {
+			t.Errorf("Main(%q): stderr %q lacks %q", tc.args, stderr.String(), tc.wantStderr)
+		}
+		if tc.wantStderr == "" && !tc.stdout && stdout.Len() > 0 {
+			t.Errorf("Main(%q): usage errors go to stderr; stdout got %q", tc.args, stdout.String())
+		}
+	}
+}
+
+func TestUsageListsEverySubcommand(t *testing.T) {
+	var b bytes.Buffer
+	usage(&b)
+	for _, name := range []string{"setup", "up", "run", "doctor", "test"} {
+		if !regexp.MustCompile(`\n  ` + name + `[ \n]`).MatchString(b.String()) {
+			t.Errorf("usage lacks %q:\n%s", name, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "bench") {
+		t.Errorf("usage mentions bench, which does not exist yet")
+	}
+}

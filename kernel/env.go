@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"debug/buildinfo"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// Module is this repository's module path: the repository root is the directory whose go.mod
+// declares it.
+const Module = "github.com/attnbook/attnbook"
+
+// findRoot walks up from dir to the directory whose go.mod declares Module.
+func findRoot(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if modulePath(filepath.Join(d, "go.mod")) == Module {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.mod for %s in %s or its parents: run this from the attnbook repository", Module, dir)
+		}
+	}
+}
+
+// modulePath is the module path declared by a go.mod file, or "".
+func modulePath(gomod string) string {
+	data, err := os.ReadFile(gomod)
+	if err != nil {
+		return ""
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
+}
+
+// goEnv is what the kernel commands need from `go env`.
+type goEnv struct {
+	GOROOT, GOBIN, GOPATH, GOVERSION string
+}
+
+// GoBinary is the absolute path of the go command notebooks build with.
+func (g goEnv) GoBinary() string { return filepath.Join(g.GOROOT, "bin", "go") }
+
+// ToolDir is where `go install` puts binaries: $GOBIN, else the first $GOPATH/bin.
+func (g goEnv) ToolDir() string {
+	if g.GOBIN != "" {
+		return g.GOBIN
+	}
+	return filepath.Join(filepath.SplitList(g.GOPATH)[0], "bin")
+}
+
+func readGoEnv(ctx context.Context) (goEnv, error) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		return goEnv{}, errors.New("the go command is not on $PATH: install Go from https://go.dev/dl and add its bin folder to $PATH")
+	}
+	out, err := exec.CommandContext(ctx, goCmd, "env", "-json", "GOROOT", "GOBIN", "GOPATH", "GOVERSION").Output()
+	if err != nil {
+		return goEnv{}, fmt.Errorf("go env: %w", err)
+	}
+	var g goEnv
+	if err := json.Unmarshal(out, &g); err != nil {
+		return goEnv{}, fmt.Errorf("go env: %w", err)
+	}
+	return g, nil
+}
+
+// env is what every subcommand works with: the repository, Go, and where output goes.
+type env struct {
+	Root           string // repository root
+	Go             goEnv
+	Stdout, Stderr io.Writer
+}
+
+func newEnv(ctx context.Context, stdout, stderr io.Writer) (*env, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	root, err := findRoot(wd)
+	if err != nil {
+		return nil, err
+	}
+	g, err := readGoEnv(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &env{Root: root, Go: g, Stdout: stdout, Stderr: stderr}, nil
+}
+
+// rel shows path relative to the repository root when it is inside it.
+func (e *env) rel(path string) string {
+	if r, err := filepath.Rel(e.Root, path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
+}
+
+// python is a Python interpreter with Jupyter packages, as found by probePython.
+type python struct {
+	Path     string            `json:"-"`
+	Version  string            `json:"python"`
+	Packages map[string]string `json:"packages"` // distribution name → version, for those installed
+	DataDir  string            `json:"data_dir"` // jupyter_core's user data dir (kernel specs go in kernels/)
+}
+
+// Has reports whether a distribution (e.g. "nbclient") is installed.
+func (p *python) Has(dist string) bool { return p != nil && p.Packages[dist] != "" }
+
+// CanRun reports whether notebooks can be executed headless: nbclient and its kernel client.
+func (p *python) CanRun() bool {
+	return p.Has("nbclient") && p.Has("nbformat") && p.Has("jupyter_client")
+}
+
+// CanServe reports whether a Jupyter server (JupyterLab or the classic Notebook) is installed.
+func (p *python) CanServe() bool { return p.Has("jupyterlab") || p.Has("notebook") }
+
+// Server names the Jupyter UI `up` launches: "JupyterLab", "Notebook (classic)" or "".
+func (p *python) Server() string {
+	switch {
+	case p.Has("jupyterlab"):
+		return "JupyterLab " + p.Packages["jupyterlab"]
+	case p.Has("notebook"):
+		return "Notebook " + p.Packages["notebook"] + " (classic; JupyterLab not installed)"
+	}
+	return ""
+}
+
+//go:embed probe.py
+var probeScript string
+
+// pythonCandidates lists interpreters to try, best first: $ATTNBOOK_PYTHON, the system Python
+// (Debian's Jupyter packages live there, whatever pyenv puts first on $PATH), then python3 on $PATH.
+func pythonCandidates() []string {
+	var c []string
+	if p := os.Getenv("ATTNBOOK_PYTHON"); p != "" {
+		c = append(c, p)
+	}
+	c = append(c, "/usr/bin/python3")
+	if p, err := exec.LookPath("python3"); err == nil {
+		c = append(c, p)
+	}
+	if runtime.GOOS == "darwin" {
+		c = append(c, "/opt/homebrew/bin/python3", "/usr/local/bin/python3")
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range c {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// probePython returns the first candidate interpreter that has Jupyter (a server or nbclient);
+// when none has, the first that runs at all (so callers can report versions), or nil.
+func probePython(ctx context.Context) *python {
+	var first *python
+	for _, path := range pythonCandidates() {
+		p := probeOne(ctx, path)
+		if p == nil {
+			continue
+		}
+		if p.CanRun() || p.CanServe() {
+			return p
+		}
+		if first == nil {
+			first = p
+		}
+	}
+	return first
+}
+
+func probeOne(ctx context.Context, path string) *python {
+	if _, err := exec.LookPath(path); err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "-c", probeScript).Output()
+	if err != nil {
+		return nil
+	}
+	p := &python{Path: path}
+	if err := json.Unmarshal(out, p); err != nil {
+		return nil
+	}
+	return p
+}
+
+// toolVersion reads the module version a Go binary was built from (its build info): the main
+// module's version for `go install pkg@version`, else the version of module mod among its
+// dependencies (GoNB built from this repository's go.mod with `go install tool`).
+// It returns "" when the binary is missing or was built some other way.
+func toolVersion(binary, mod string) string {
+	info, err := readBuildInfo(binary)
+	if err != nil {
+		return ""
+	}
+	if info.Main.Path == mod && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	for _, d := range info.Deps {
+		if d.Path == mod {
+			if d.Replace != nil {
+				return d.Replace.Version
+			}
+			return d.Version
+		}
+	}
+	return ""
+}
+
+var readBuildInfo = buildinfo.ReadFile

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"github.com/attnbook/attnbook/pkg/backend"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// The Jupyter kernel attnbook registers: GoNB, started with an environment that wires this
+// repository into every kernel's Go module.
+const (
+	KernelName        = "attnbook"
+	KernelDisplayName = "Go (attnbook)"
+	// RootEnv tells the kernel (and notebooks) where the repository is.
+	RootEnv = "ATTNBOOK_ROOT"
+	// pseudoVersion is the version a replaced, never-published module is required at.
+	pseudoVersion = "v0.0.0-00010101000000-000000000000"
+)
+
+// kernelSpec is a Jupyter kernel.json; see
+// https://jupyter-client.readthedocs.io/en/latest/kernels.html#kernel-specs.
+type kernelSpec struct {
+	Argv          []string          `json:"argv"`
+	DisplayName   string            `json:"display_name"`
+	Language      string            `json:"language"`
+	InterruptMode string            `json:"interrupt_mode"`
+	Env           map[string]string `json:"env"`
+}
+
+// specOptions are the inputs of a kernel spec: everything is an absolute path.
+type specOptions struct {
+	Root     string // repository root, wired into each kernel's module
+	SpecDir  string // the kernel spec's own directory (holds bin/go, the shim)
+	GoRoot   string // GOROOT of the go command notebooks build with
+	ToolDir  string // where gonb, goimports and gopls are installed
+	RawError bool   // plain-text errors instead of GoNB's HTML ones (headless runs)
+	NoXLA    bool   // build cells with -tags noxla: no PJRT plugin, so link the pure-Go backend only
+}
+
+// noXLAFlags is the GOFLAGS value of a kernel that builds cells without GoMLX's XLA backend:
+// cells then link in about 0.3 s instead of 2 s (XLA's cgo needs the external linker).
+const noXLAFlags = "-tags=noxla"
+
+// wantNoXLA reports whether notebooks should build without XLA: when the backend they would pick
+// here is the pure-Go one anyway. Installing a PJRT plugin later needs a new `setup` (doctor says so).
+func wantNoXLA() bool { return backend.Choose().Name() == "go" }
+
+// newKernelSpec builds the kernel.json content.
+//
+// Wiring: GoNB starts each kernel by running `go mod init gonb_<id>` in a fresh temporary module.
+// The spec puts bin/ of the spec directory first on $PATH; there a small `go` shim (goShim) runs
+// that one command and then adds `require github.com/attnbook/attnbook v0.0.0-…` and
+// `replace github.com/attnbook/attnbook => $ATTNBOOK_ROOT`, and copies the repository's go.sum.
+// Every other go command passes straight through to $GOROOT/bin/go. So every notebook imports
+// this repository's packages from its first cell, with nothing in the notebook, and an edit under
+// pkg/ shows at the next cell run (go build compiles the replaced directory from source).
+func newKernelSpec(o specOptions) kernelSpec {
+	argv := []string{filepath.Join(o.ToolDir, "gonb"), "--kernel", "{connection_file}"}
+	if o.RawError {
+		argv = append(argv, "--raw_error")
+	}
+	pathList := strings.Join([]string{
+		filepath.Join(o.SpecDir, "bin"),
+		filepath.Join(o.GoRoot, "bin"),
+		o.ToolDir,
+		"${PATH}", // jupyter_client substitutes the server's own $PATH
+	}, string(os.PathListSeparator))
+	env := map[string]string{
+		"PATH":                  pathList,
+		RootEnv:                 o.Root,
+		"GOMLX_NO_AUTO_INSTALL": "1", // GoMLX must never download a PJRT plugin at run time
+	}
+	if o.NoXLA {
+		env["GOFLAGS"] = noXLAFlags
+	}
+	return kernelSpec{
+		Argv:          argv,
+		DisplayName:   KernelDisplayName,
+		Language:      "go",
+		InterruptMode: "message",
+		Env:           env,
+	}
+}
+
+// goShim is bin/go in the kernel spec directory; see newKernelSpec.
+func goShim(goBinary string) string {
+	return fmt.Sprintf(`#!/bin/sh
+# Written by 'go run ./kernel setup' (attnbook). GoNB runs 'go mod init gonb_<id>' once per
+# kernel in its temporary module; right after it, wire the attnbook repository ($%[2]s) in.
+# Every other go command goes straight to the real go.
+GO=%[1]s
+if [ "$#" -eq 3 ] && [ "$1" = mod ] && [ "$2" = init ] && [ -n "$GONB_TMP_DIR" ] && [ -n "$%[2]s" ]; then
+	case "$3" in gonb_*)
+		"$GO" "$@" || exit
+		cp "$%[2]s/go.sum" go.sum 2>/dev/null
+		exec "$GO" mod edit -require=%[3]s@%[4]s -replace=%[3]s="$%[2]s"
+	esac
+fi
+exec "$GO" "$@"
+`, shellQuote(goBinary), RootEnv, Module, pseudoVersion)
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// specFiles is the content of a kernel spec directory: file name → (content, mode).
+type specFile struct {
+	content []byte
+	mode    os.FileMode
+}
+
+func specFiles(o specOptions, goBinary string) (map[string]specFile, error) {
+	js, err := json.MarshalIndent(newKernelSpec(o), "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return map[string]specFile{
+		"kernel.json":  {append(js, '\n'), 0o644},
+		"logo-svg.svg": {[]byte(logoSVG), 0o644},
+		"bin/go":       {[]byte(goShim(goBinary)), 0o755},
+	}, nil
+}
+
+// writeSpecDir writes the kernel spec into dir (o.SpecDir). It reports whether anything changed:
+// an identical spec is left alone.
+func writeSpecDir(o specOptions, goBinary string) (changed bool, err error) {
+	files, err := specFiles(o, goBinary)
+	if err != nil {
+		return false, err
+	}
+	for name, f := range files {
+		path := filepath.Join(o.SpecDir, name)
+		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, f.content) {
+			if st, err := os.Stat(path); err == nil && st.Mode().Perm() == f.mode {
+				continue
+			}
+		}
+		changed = true
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return changed, err
+		}
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, f.content, f.mode); err != nil {
+			return changed, err
+		}
+		if err := os.Chmod(tmp, f.mode); err != nil {
+			return changed, err
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return changed, err
+		}
+	}
+	return changed, nil
+}
+
+// jupyterDataDir is where the user's kernel specs live: what jupyter_core reports when Python
+// told us, else jupyter_core's rule ($JUPYTER_DATA_DIR, ~/Library/Jupyter, $XDG_DATA_HOME/jupyter,
+// ~/.local/share/jupyter).
+func jupyterDataDir(py *python) (string, error) {
+	if py != nil && py.DataDir != "" {
+		return py.DataDir, nil
+	}
+	if d := os.Getenv("JUPYTER_DATA_DIR"); d != "" {
+		return d, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	if runtime.GOOS == "darwin" {
+		return filepath.Join(home, "Library", "Jupyter"), nil
+	}
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
+		return filepath.Join(x, "jupyter"), nil
+	}
+	return filepath.Join(home, ".local", "share", "jupyter"), nil
+}
+
+// readSpec reads an installed kernel.json, or returns nil.
+func readSpec(specDir string) *kernelSpec {
+	data, err := os.ReadFile(filepath.Join(specDir, "kernel.json"))
+	if err != nil {
+		return nil
+	}
+	var s kernelSpec
+	if json.Unmarshal(data, &s) != nil {
+		return nil
+	}
+	return &s
+}
+
+// logoSVG is the kernel's launcher icon: an "A" for attention over Go's blue.
+const logoSVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64" width="64" height="64">
+<rect width="64" height="64" rx="12" fill="#00ADD8"/>
+<text x="32" y="46" font-family="Helvetica, Arial, sans-serif" font-size="40" font-weight="bold" text-anchor="middle" fill="#fff">A</text>
+</svg>
+`

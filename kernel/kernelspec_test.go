@@ -1,0 +1,153 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func testSpecOptions(t *testing.T) specOptions {
+	return specOptions{Root: "/src/attnbook", SpecDir: "/home/u/.local/share/jupyter/kernels/attnbook", GoRoot: "/usr/local/go", ToolDir: "/home/u/go/bin"}
+}
+
+func TestKernelSpecJSON(t *testing.T) {
+	o := testSpecOptions(t)
+	files, err := specFiles(o, "/usr/local/go/bin/go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(files["kernel.json"].content, &got); err != nil {
+		t.Fatalf("kernel.json is not JSON: %v", err)
+	}
+	want := map[string]any{
+		"argv":           []any{"/home/u/go/bin/gonb", "--kernel", "{connection_file}"},
+		"display_name":   "Go (attnbook)",
+		"language":       "go",
+		"interrupt_mode": "message",
+		"env": map[string]any{
+			"PATH":                  "/home/u/.local/share/jupyter/kernels/attnbook/bin:/usr/local/go/bin:/home/u/go/bin:${PATH}",
+			"ATTNBOOK_ROOT":         "/src/attnbook",
+			"GOMLX_NO_AUTO_INSTALL": "1",
+		},
+	}
+	gotJS, _ := json.MarshalIndent(got, "", " ")
+	wantJS, _ := json.MarshalIndent(want, "", " ")
+	if string(gotJS) != string(wantJS) {
+		t.Errorf("kernel.json:\n%s\nwant:\n%s", gotJS, wantJS)
+	}
+	if files["bin/go"].mode != 0o755 {
+		t.Errorf("bin/go mode %v, want executable", files["bin/go"].mode)
+	}
+
+	o.NoXLA = true
+	if env := newKernelSpec(o).Env; env["GOFLAGS"] != "-tags=noxla" {
+		t.Errorf("NoXLA spec env GOFLAGS = %q, want -tags=noxla", env["GOFLAGS"])
+	}
+	o.RawError = true
+	if argv := newKernelSpec(o).Argv; argv[len(argv)-1] != "--raw_error" {
+		t.Errorf("headless spec argv %q: want --raw_error last", argv)
+	}
+}
+
+func TestWriteSpecDirIsIdempotent(t *testing.T) {
+	o := testSpecOptions(t)
+	o.SpecDir = filepath.Join(t.TempDir(), "kernels", "attnbook")
+	for i, want := range []bool{true, false} {
+		changed, err := writeSpecDir(o, "/usr/local/go/bin/go")
+		if err != nil || changed != want {
+			t.Fatalf("write %d: changed=%v err=%v, want changed=%v", i, changed, err, want)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(o.SpecDir, "bin", "go"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := writeSpecDir(o, "/usr/local/go/bin/go"); err != nil || !changed {
+		t.Errorf("after editing bin/go: changed=%v err=%v, want a rewrite", changed, err)
+	}
+	o.Root = "/elsewhere"
+	if changed, _ := writeSpecDir(o, "/usr/local/go/bin/go"); !changed {
+		t.Errorf("another root: want kernel.json rewritten")
+	}
+	if s := readSpec(o.SpecDir); s == nil || s.Env[RootEnv] != "/elsewhere" {
+		t.Errorf("readSpec = %+v, want root /elsewhere", s)
+	}
+}
+
+// TestGoShim runs the shim with the real go: `go mod init gonb_<id>` in GoNB's temporary module
+// must leave a module that requires and replaces attnbook by the repository root; any other go
+// command passes through untouched.
+func TestGoShim(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the shim is a POSIX shell script")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go on PATH")
+	}
+	root, err := findRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shim := filepath.Join(t.TempDir(), "go")
+	if err := os.WriteFile(shim, []byte(goShim(goBin)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(dir string, env []string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(shim, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("shim %q: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	gonbEnv := []string{"GONB_TMP_DIR=x", RootEnv + "=" + root}
+
+	tmp := filepath.Join(t.TempDir(), "gonb_1234abcd")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	run(tmp, gonbEnv, "mod", "init", "gonb_1234abcd")
+	gomod, _ := os.ReadFile(filepath.Join(tmp, "go.mod"))
+	for _, want := range []string{
+		"module gonb_1234abcd",
+		"require github.com/attnbook/attnbook v0.0.0-00010101000000-000000000000",
+		"replace github.com/attnbook/attnbook => " + root,
+	} {
+		if !strings.Contains(string(gomod), want) {
+			t.Errorf("go.mod after the shim lacks %q:\n%s", want, gomod)
+		}
+	}
+	if sum, _ := os.ReadFile(filepath.Join(tmp, "go.sum")); len(sum) == 0 {
+		t.Errorf("go.sum was not copied from the repository")
+	}
+	if got := run(tmp, gonbEnv, "list", "-m", "-f", "{{.Path}} => {{.Replace.Dir}}", Module); strings.TrimSpace(got) != Module+" => "+root {
+		t.Errorf("go list -m %s = %q, want it replaced by %s", Module, got, root)
+	}
+
+	// Not GoNB's init (other module name, or no GONB_TMP_DIR): plain go mod init.
+	for _, tc := range []struct {
+		name string
+		env  []string
+	}{{"other", gonbEnv}, {"gonb_5678", []string{RootEnv + "=" + root}}} {
+		dir := t.TempDir()
+		run(dir, tc.env, "mod", "init", tc.name)
+		if gomod, _ := os.ReadFile(filepath.Join(dir, "go.mod")); strings.Contains(string(gomod), "attnbook") {
+			t.Errorf("go mod init %s (env %q) was wired:\n%s", tc.name, tc.env, gomod)
+		}
+	}
+	direct, err := exec.Command(goBin, "env", "GOVERSION", "GOROOT").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := run(tmp, gonbEnv, "env", "GOVERSION", "GOROOT"); got != string(direct) {
+		t.Errorf("go env through the shim = %q, want %q as from go itself", got, direct)
+	}
+}

@@ -1,0 +1,314 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"go/version"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Pinned tools. GoNB is installed from go.mod's tool line (`go install` in the repository), and
+// gonbVersion must match it (a test checks); goimports is built from the golang.org/x/tools that
+// gopls v0.23.0 requires, so one module download serves both.
+const (
+	gonbModule       = "github.com/janpfeifer/gonb"
+	gonbVersion      = "v0.11.1"
+	toolsModule      = "golang.org/x/tools"
+	goimportsVersion = "v0.47.1-0.20260707181000-a299dadba899"
+	goplsModule      = "golang.org/x/tools/gopls"
+	goplsVersion     = "v0.23.0"
+)
+
+// aptPackages is what `setup` installs on Debian/Ubuntu when Jupyter is missing.
+var aptPackages = []string{"jupyter-notebook", "jupyter-client", "python3-nbclient", "jupyter-nbconvert", "python3-ipykernel"}
+
+// goTool is a Go binary the kernel needs in the tool directory.
+type goTool struct {
+	Name     string   // binary name
+	Module   string   // module whose version the binary's build info must show
+	Version  string   // pinned version
+	Install  []string // arguments to `go`
+	Required bool     // GoNB runs without gopls (no completion), not without goimports
+	Why      string
+}
+
+func (t goTool) Path(e *env) string { return filepath.Join(e.Go.ToolDir(), t.Name) }
+
+// Installed is the version of the installed binary, or "".
+func (t goTool) Installed(e *env) string { return toolVersion(t.Path(e), t.Module) }
+
+func goTools() []goTool {
+	return []goTool{
+		{Name: "gonb", Module: gonbModule, Version: gonbVersion, Install: []string{"install", gonbModule}, Required: true,
+			Why: "the Go kernel (version from go.mod's tool line)"},
+		{Name: "goimports", Module: toolsModule, Version: goimportsVersion, Required: true,
+			Install: []string{"install", toolsModule + "/cmd/goimports@" + goimportsVersion}, Why: "GoNB adds imports with it"},
+		{Name: "gopls", Module: goplsModule, Version: goplsVersion, Required: false,
+			Install: []string{"install", goplsModule + "@" + goplsVersion}, Why: "completion and docs in the notebook"},
+	}
+}
+
+// step is one setup step; run returns what it did ("ok" when nothing was needed) and a detail.
+type step struct {
+	Name string
+	Run  func(ctx context.Context) (did, detail string, err error)
+}
+
+type stepResult struct {
+	Name, Did, Detail string
+	Took              time.Duration
+	Err               error
+}
+
+func cmdSetup(ctx context.Context, e *env, args []string) int {
+	fs := flag.NewFlagSet("setup", flag.ContinueOnError)
+	fs.SetOutput(e.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(e.Stderr, "usage: go run ./kernel setup\n\nInstalls GoNB, goimports and gopls (pinned), Jupyter when missing, and the attnbook kernel spec.")
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	if err := setup(ctx, e); err != nil {
+		fmt.Fprintf(e.Stderr, "setup: %v\n", err)
+		return exitMissing
+	}
+	return exitOK
+}
+
+// setup runs the steps, printing each with its time and a summary.
+func setup(ctx context.Context, e *env) error {
+	start := time.Now()
+	fmt.Fprintf(e.Stdout, "setup: attnbook at %s\n", e.Root)
+	var spec string
+	steps := []step{{"Go toolchain", func(context.Context) (string, string, error) { return checkGo(e) }}}
+	for _, t := range goTools() {
+		steps = append(steps, step{t.Name, func(ctx context.Context) (string, string, error) {
+			return installTool(ctx, e, t)
+		}})
+	}
+	steps = append(steps,
+		step{"Jupyter", func(ctx context.Context) (string, string, error) { return ensureJupyter(ctx, e) }},
+		step{"kernel spec", func(ctx context.Context) (string, string, error) {
+			did, dir, err := registerKernel(ctx, e)
+			spec = dir
+			return did, dir, err
+		}},
+		step{"build cache", func(ctx context.Context) (string, string, error) { return warmBuildCache(ctx, e) }},
+	)
+	var results []stepResult
+	for i, s := range steps {
+		t0 := time.Now()
+		did, detail, err := s.Run(ctx)
+		r := stepResult{Name: s.Name, Did: did, Detail: detail, Took: time.Since(t0), Err: err}
+		switch {
+		case errors.Is(err, errWarning):
+			r.Did = "warning"
+		case err != nil:
+			r.Did = "FAILED"
+		}
+		results = append(results, r)
+		fmt.Fprintf(e.Stdout, "  %d/%d %-12s %-9s %6.2fs  %s\n", i+1, len(steps), s.Name, r.Did, r.Took.Seconds(), detail)
+		if err != nil {
+			fmt.Fprintf(e.Stdout, "      %v\n", err)
+			if !errors.Is(err, errWarning) {
+				return summarize(e, results, start, spec)
+			}
+		}
+	}
+	return summarize(e, results, start, spec)
+}
+
+// errWarning marks a step failure that does not stop setup.
+var errWarning = errors.New("warning")
+
+func summarize(e *env, results []stepResult, start time.Time, spec string) error {
+	var did, failed, warned []string
+	ok := 0
+	for _, r := range results {
+		switch {
+		case errors.Is(r.Err, errWarning):
+			warned = append(warned, r.Name)
+		case r.Err != nil:
+			failed = append(failed, r.Name)
+		case r.Did == "ok":
+			ok++
+		default:
+			did = append(did, r.Name+" ("+r.Did+")")
+		}
+	}
+	line := fmt.Sprintf("setup: %d steps in %.1fs: %d already done", len(results), time.Since(start).Seconds(), ok)
+	if len(did) > 0 {
+		line += "; " + strings.Join(did, ", ")
+	}
+	if len(warned) > 0 {
+		line += "; warning: " + strings.Join(warned, ", ")
+	}
+	if len(failed) > 0 {
+		line += "; FAILED: " + strings.Join(failed, ", ")
+	}
+	fmt.Fprintln(e.Stdout, line)
+	for _, r := range results {
+		if r.Err != nil && !errors.Is(r.Err, errWarning) {
+			return fmt.Errorf("%s: %w", r.Name, r.Err)
+		}
+	}
+	if spec != "" {
+		fmt.Fprintf(e.Stdout, "setup: kernel %q (%s) in %s; notebooks in %s\n", KernelName, KernelDisplayName, spec, e.rel(filepath.Join(e.Root, "notebooks")))
+	}
+	return nil
+}
+
+func checkGo(e *env) (string, string, error) {
+	want := "go" + goDirective(filepath.Join(e.Root, "go.mod"))
+	if want != "go" && version.Compare(e.Go.GOVERSION, want) < 0 {
+		return "", "", fmt.Errorf("%s is older than go.mod's %s: install a newer Go from https://go.dev/dl", e.Go.GOVERSION, want)
+	}
+	return "ok", fmt.Sprintf("%s in %s; tools in %s", e.Go.GOVERSION, e.Go.GOROOT, e.Go.ToolDir()), nil
+}
+
+// goDirective is go.mod's go version ("1.24.3"), or "".
+func goDirective(gomod string) string {
+	data, _ := os.ReadFile(gomod)
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "go "); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func installTool(ctx context.Context, e *env, t goTool) (string, string, error) {
+	have := t.Installed(e)
+	if have == t.Version {
+		return "ok", t.Version + " at " + t.Path(e), nil
+	}
+	did := "installed"
+	if have != "" {
+		did = "updated"
+	}
+	if err := runGo(ctx, e, e.Stdout, t.Install...); err != nil {
+		return "", "", err
+	}
+	if got := t.Installed(e); got != t.Version {
+		return "", "", fmt.Errorf("after go %s, %s reports version %q, want %s", strings.Join(t.Install, " "), t.Path(e), got, t.Version)
+	}
+	if have != "" {
+		return did, fmt.Sprintf("%s at %s (was %s)", t.Version, t.Path(e), have), nil
+	}
+	return did, t.Version + " at " + t.Path(e), nil
+}
+
+// runGo runs the go command in the repository root, streaming its output to w.
+func runGo(ctx context.Context, e *env, w io.Writer, args ...string) error {
+	fmt.Fprintf(w, "      $ go %s\n", strings.Join(args, " "))
+	cmd := exec.CommandContext(ctx, e.Go.GoBinary(), args...)
+	cmd.Dir = e.Root
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go %s: %w", strings.Join(args, " "), err)
+	}
+	return nil
+}
+
+func ensureJupyter(ctx context.Context, e *env) (string, string, error) {
+	py := probePython(ctx)
+	if py != nil && py.CanRun() && py.CanServe() {
+		return "ok", jupyterSummary(py), nil
+	}
+	cmdline, canRun := jupyterInstallCommand()
+	if !canRun {
+		return "", "", fmt.Errorf("Jupyter (a server and nbclient) is missing; install it with:\n        %s\n      then run go run ./kernel setup again", cmdline)
+	}
+	for _, args := range [][]string{{"update"}, append([]string{"install", "-y", "--no-install-recommends"}, aptPackages...)} {
+		fmt.Fprintf(e.Stdout, "      $ apt-get %s\n", strings.Join(args, " "))
+		cmd := exec.CommandContext(ctx, "apt-get", args...)
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		cmd.Stdout, cmd.Stderr = e.Stdout, e.Stdout
+		if err := cmd.Run(); err != nil {
+			return "", "", fmt.Errorf("apt-get %s: %w", args[0], err)
+		}
+	}
+	py = probePython(ctx)
+	if py == nil || !py.CanRun() || !py.CanServe() {
+		return "", "", fmt.Errorf("Jupyter still not found after apt-get install %s", strings.Join(aptPackages, " "))
+	}
+	return "installed", jupyterSummary(py), nil
+}
+
+func jupyterSummary(py *python) string {
+	return fmt.Sprintf("%s, nbclient %s (%s)", py.Server(), py.Packages["nbclient"], py.Path)
+}
+
+// jupyterInstallCommand is the command that installs Jupyter here, and whether setup may run it
+// itself (as root on Debian/Ubuntu).
+func jupyterInstallCommand() (string, bool) {
+	_, errApt := exec.LookPath("apt-get")
+	_, errDeb := os.Stat("/etc/debian_version")
+	if errApt == nil && errDeb == nil {
+		cmd := "apt-get update && apt-get install -y " + strings.Join(aptPackages, " ")
+		if os.Geteuid() == 0 {
+			return cmd, true
+		}
+		return "sudo apt-get update && sudo apt-get install -y " + strings.Join(aptPackages, " "), false
+	}
+	return "python3 -m pip install --user jupyterlab nbclient nbconvert", false
+}
+
+// userSpecDir is the kernel spec directory in the user's Jupyter data dir.
+func userSpecDir(py *python) (string, error) {
+	data, err := jupyterDataDir(py)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(data, "kernels", KernelName), nil
+}
+
+func registerKernel(ctx context.Context, e *env) (string, string, error) {
+	dir, err := userSpecDir(probePython(ctx))
+	if err != nil {
+		return "", "", err
+	}
+	o := specOptions{Root: e.Root, SpecDir: dir, GoRoot: e.Go.GOROOT, ToolDir: e.Go.ToolDir(), NoXLA: wantNoXLA()}
+	changed, err := writeSpecDir(o, e.Go.GoBinary())
+	if err != nil {
+		return "", "", err
+	}
+	if changed {
+		return "written", dir, nil
+	}
+	return "ok", dir, nil
+}
+
+// warmPackages are compiled by setup so the first notebook cell links instead of compiling GoMLX.
+var warmPackages = []string{"./pkg/...", "github.com/gomlx/gomlx/pkg/core/graph", "github.com/gomlx/gomlx/pkg/core/tensors", "github.com/janpfeifer/gonb/gonbui"}
+
+func warmBuildCache(ctx context.Context, e *env) (string, string, error) {
+	args := []string{"build"}
+	if wantNoXLA() { // the same build configuration as the kernel's cells, or the cache misses
+		args = append(args, noXLAFlags)
+	}
+	cmd := exec.CommandContext(ctx, e.Go.GoBinary(), append(args, warmPackages...)...)
+	cmd.Dir = e.Root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "warning", "", fmt.Errorf("%w: go build %s failed; notebooks importing a broken package will fail:\n%s", errWarning, strings.Join(warmPackages, " "), indent(string(out), "        "))
+	}
+	return "ok", "compiled pkg/..., GoMLX graph and tensors, gonbui", nil
+}
+
+func indent(s, prefix string) string {
+	s = strings.TrimRight(s, "\n")
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestGoToolsArePinned(t *testing.T) {
+	root, err := findRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := goTools()
+	gonb := requiredVersion(filepath.Join(root, "go.mod"), gonbModule)
+	if gonb != gonbVersion {
+		t.Errorf("go.mod requires gonb %q but gonbVersion is %q: update the constant with the tool line", gonb, gonbVersion)
+	}
+	want := map[string]string{"gonb": gonb, "goimports": goimportsVersion, "gopls": "v0.23.0"}
+	for _, tool := range tools {
+		if tool.Version != want[tool.Name] {
+			t.Errorf("%s pinned at %q, want %q", tool.Name, tool.Version, want[tool.Name])
+		}
+		install := strings.Join(tool.Install, " ")
+		if tool.Name != "gonb" && !strings.HasSuffix(install, "@"+tool.Version) {
+			t.Errorf("%s installs with %q: want an exact @version", tool.Name, install)
+		}
+	}
+	if v := requiredVersion(filepath.Join(root, "go.mod"), "github.com/gomlx/gomlx"); v != "v0.26.0" {
+		t.Errorf("requiredVersion(gomlx) = %q", v)
+	}
+	if d := goDirective(filepath.Join(root, "go.mod")); d != "1.24.3" {
+		t.Errorf("goDirective = %q", d)
+	}
+}
+
+func TestFindRoot(t *testing.T) {
+	root, err := findRoot(".")
+	if err != nil || filepath.Base(root) == "kernel" || modulePath(filepath.Join(root, "go.mod")) != Module {
+		t.Errorf("findRoot(.) = %q, %v", root, err)
+	}
+	if _, err := findRoot(t.TempDir()); err == nil {
+		t.Errorf("findRoot outside the repository: want an error")
+	}
+}
+
+func TestGoTestArgs(t *testing.T) {
+	for _, tc := range []struct{ args, want string }{
+		{"", "test ./..."},
+		{"-run X", "test -run X ./..."},
+		{"-run X ./pkg/...", "test -run X ./pkg/..."},
+		{"-v -count=1 .", "test -v -count=1 ."},
+		{"github.com/attnbook/attnbook/notebooks", "test github.com/attnbook/attnbook/notebooks"},
+		{"-run TestA/sub", "test -run TestA/sub ./..."},
+		{"-v -args -update", "test -v ./... -args -update"},
+		{"./kernel -args -x ./y", "test ./kernel -args -x ./y"},
+	} {
+		if got := strings.Join(goTestArgs(strings.Fields(tc.args)), " "); got != tc.want {
+			t.Errorf("goTestArgs(%q) = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+func TestServerArgs(t *testing.T) {
+	args, path := serverArgs(false, "/r/notebooks", 8890, false, false)
+	if got := strings.Join(args, " "); got != "-m notebook --NotebookApp.ip=127.0.0.1 --NotebookApp.port=8890 --NotebookApp.port_retries=0 --NotebookApp.notebook_dir=/r/notebooks --no-browser" || path != "/tree" {
+		t.Errorf("classic: %q %q", got, path)
+	}
+	args, path = serverArgs(true, "/r/notebooks", 8890, true, true)
+	if got := strings.Join(args, " "); got != "-m jupyterlab --ServerApp.ip=127.0.0.1 --ServerApp.port=8890 --ServerApp.port_retries=0 --ServerApp.root_dir=/r/notebooks --allow-root" || path != "/lab" {
+		t.Errorf("lab: %q %q", got, path)
+	}
+}
+
+func TestRandomToken(t *testing.T) {
+	a, err1 := randomToken()
+	b, err2 := randomToken()
+	if err1 != nil || err2 != nil || len(a) != 48 || a == b || strings.Trim(a, "0123456789abcdef") != "" {
+		t.Errorf("randomToken = %q, %q (%v, %v)", a, b, err1, err2)
+	}
+}
+
+// requiredVersion is the version go.mod requires for module mod (e.g. the gonb tool), or "".
+func requiredVersion(gomod, mod string) string {
+	data, err := os.ReadFile(gomod)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		if len(fields) >= 2 && fields[0] == mod {
+			return fields[1]
+		}
+	}
+	return ""
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+)
+
+func cmdTest(ctx context.Context, e *env, args []string) int {
+	if err := setup(ctx, e); err != nil {
+		fmt.Fprintf(e.Stderr, "test: %v\n", err)
+		return exitMissing
+	}
+	goArgs := goTestArgs(args)
+	fmt.Fprintf(e.Stdout, "test: go %s\n", strings.Join(goArgs, " "))
+	cmd := exec.CommandContext(ctx, e.Go.GoBinary(), goArgs...)
+	cmd.Dir = e.Root
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, e.Stdout, e.Stderr
+	// go test shares the terminal: Ctrl-C reaches it directly, and its summary stays the last output.
+	_, err := runChild(cmd, relay{})
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &exitErr):
+		if code := exitErr.ExitCode(); code > 0 {
+			return code
+		}
+		return exitFail
+	default:
+		fmt.Fprintf(e.Stderr, "test: %v\n", err)
+		return exitFail
+	}
+}
+
+// goTestArgs is `test` followed by args, with ./... added (before any -args) when args name no
+// package.
+func goTestArgs(args []string) []string {
+	out := []string{"test"}
+	if namesPackages(args) {
+		return append(out, args...)
+	}
+	i := slices.IndexFunc(args, func(a string) bool { return a == "-args" || a == "--args" })
+	if i < 0 {
+		i = len(args)
+	}
+	out = append(out, args[:i]...)
+	out = append(out, "./...")
+	return append(out, args[i:]...)
+}
+
+// namesPackages reports whether go test args (before -args) include a package pattern: ".",
+// "./x", "../x", "all", "std" or an import path of this module.
+func namesPackages(args []string) bool {
+	for _, a := range args {
+		switch {
+		case a == "-args" || a == "--args":
+			return false
+		case a == "." || a == ".." || a == "all" || a == "std",
+			strings.HasPrefix(a, "./"), strings.HasPrefix(a, "../"),
+			a == Module, strings.HasPrefix(a, Module+"/"):
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+func cmdUp(ctx context.Context, e *env, args []string) int {
+	fs := flag.NewFlagSet("up", flag.ContinueOnError)
+	fs.SetOutput(e.Stderr)
+	port := fs.Int("port", 8888, "first port to try on 127.0.0.1 (the next free one is used)")
+	browser := fs.Bool("browser", false, "also open a web browser")
+	fs.Usage = func() {
+		fmt.Fprintln(e.Stderr, "usage: go run ./kernel up [-port N] [-browser]\n\nRuns setup, then JupyterLab (or the classic Notebook) on notebooks/ at 127.0.0.1 with a random token. Ctrl-C stops it.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		if err == nil {
+			fs.Usage()
+		}
+		return exitUsage
+	}
+	if err := setup(ctx, e); err != nil {
+		fmt.Fprintf(e.Stderr, "up: %v\n", err)
+		return exitMissing
+	}
+	py := probePython(ctx)
+	if py == nil || !py.CanServe() {
+		cmdline, _ := jupyterInstallCommand()
+		fmt.Fprintf(e.Stderr, "up: no Jupyter server (JupyterLab or Notebook) found: %s\n", cmdline)
+		return exitMissing
+	}
+	p, err := freePort(*port)
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "up: %v\n", err)
+		return exitFail
+	}
+	token, err := randomToken()
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "up: %v\n", err)
+		return exitFail
+	}
+	args, urlPath := serverArgs(py.Has("jupyterlab"), filepath.Join(e.Root, "notebooks"), p, *browser, os.Geteuid() == 0)
+	cmd := exec.Command(py.Path, args...)
+	cmd.Dir = filepath.Join(e.Root, "notebooks")
+	// The token goes through the environment, not argv, so other users cannot read it in ps.
+	cmd.Env = append(os.Environ(), "JUPYTER_TOKEN="+token)
+	cmd.Stdout, cmd.Stderr = e.Stderr, e.Stderr // Jupyter's log
+
+	base := fmt.Sprintf("http://127.0.0.1:%d", p)
+	type result struct {
+		relayed bool
+		err     error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// Jupyter gets its own process group: Ctrl-C reaches only us, and we ask it to stop with
+		// SIGTERM (it then shuts its kernels down); a second Ctrl-C, or 30s, kills it.
+		relayed, err := runChild(cmd, relay{OwnGroup: true, First: syscall.SIGTERM, KillAfter: 30 * time.Second})
+		done <- result{relayed, err}
+	}()
+	ready := make(chan bool, 1)
+	go func() { ready <- waitReady(base, token, 90*time.Second) }()
+	select {
+	case r := <-done:
+		fmt.Fprintf(e.Stderr, "up: Jupyter exited before it served: %v\n", r.err)
+		return exitFail
+	case ok := <-ready:
+		if !ok {
+			fmt.Fprintf(e.Stderr, "up: Jupyter did not answer at %s within 90s (still starting: see its log above)\n", base)
+		} else {
+			fmt.Fprintf(e.Stdout, "\nup: %s serves %s with the %q kernel at\n\n    %s%s?token=%s\n\nup: Ctrl-C stops it.\n\n",
+				py.Server(), e.rel(filepath.Join(e.Root, "notebooks")), KernelDisplayName, base, urlPath, token)
+		}
+	}
+	r := <-done
+	var exitErr *exec.ExitError
+	switch {
+	case r.err == nil:
+		fmt.Fprintln(e.Stdout, "up: Jupyter stopped")
+		return exitOK
+	case r.relayed && errors.As(r.err, &exitErr):
+		fmt.Fprintf(e.Stdout, "up: Jupyter stopped (%v)\n", r.err)
+		return exitOK
+	default:
+		fmt.Fprintf(e.Stderr, "up: Jupyter failed: %v\n", r.err)
+		return exitFail
+	}
+}
+
+// serverArgs are the Python arguments that start JupyterLab (lab) or the classic Notebook on
+// 127.0.0.1:port rooted at dir, and the URL path of its file browser. Jupyter refuses to run as
+// root (as in a container) without --allow-root.
+func serverArgs(lab bool, dir string, port int, browser, asRoot bool) (args []string, urlPath string) {
+	app, module, urlPath := "NotebookApp", "notebook", "/tree"
+	rootFlag := "notebook_dir"
+	if lab {
+		app, module, urlPath, rootFlag = "ServerApp", "jupyterlab", "/lab", "root_dir"
+	}
+	args = []string{"-m", module,
+		"--" + app + ".ip=127.0.0.1",
+		"--" + app + ".port=" + strconv.Itoa(port),
+		"--" + app + ".port_retries=0",
+		"--" + app + "." + rootFlag + "=" + dir,
+	}
+	if !browser {
+		args = append(args, "--no-browser")
+	}
+	if asRoot {
+		args = append(args, "--allow-root")
+	}
+	return args, urlPath
+}
+
+// freePort returns the first port from start on that 127.0.0.1 can listen on.
+func freePort(start int) (int, error) {
+	for p := start; p < start+100 && p < 65536; p++ {
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err == nil {
+			l.Close()
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("no free port in %d..%d on 127.0.0.1", start, start+99)
+}
+
+// randomToken is 24 random bytes in hex (crypto/rand).
+func randomToken() (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// waitReady polls the server's status API with the token until it answers 200.
+func waitReady(base, token string, limit time.Duration) bool {
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequest("GET", base+"/api/status", nil)
+		req.Header.Set("Authorization", "token "+token)
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return true
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return false
+}

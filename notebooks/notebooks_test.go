@@ -1,0 +1,85 @@
+package notebooks_test
+
+import (
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/attnbook/attnbook/internal/nbrun"
+	"github.com/attnbook/attnbook/internal/nbrun/ipynb"
+	"github.com/attnbook/attnbook/pkg/backend"
+)
+
+func TestStartHere(t *testing.T) {
+	r := nbrun.Execute(t, "notebooks/00_start_here.ipynb")
+	for _, c := range r.Code() {
+		if !c.Executed {
+			t.Errorf("cell %d did not run", c.Index)
+		}
+		if len(c.Errors) > 0 || c.Stderr != "" {
+			t.Errorf("cell %d: errors %v, stderr %q", c.Index, c.Errors, c.Stderr)
+		}
+	}
+
+	goCell := r.Find(t, "runtime.Version()")
+	if want := "Go version: " + runtime.Version() + "\n"; !strings.HasPrefix(goCell.Stdout, want) {
+		t.Errorf("Go cell printed %q, want it to start with %q", goCell.Stdout, want)
+	}
+	if !strings.Contains(goCell.Stdout, "$GOMLX_BACKEND") {
+		t.Errorf("Go cell printed %q: want the repository's backend.EnvVar", goCell.Stdout)
+	}
+
+	// Same machine, same rule: the notebook names the backend this process would choose.
+	if got, want := r.Find(t, "backend.Choose()").Stdout, backend.Choose().String()+"\n"; got != want {
+		t.Errorf("backend cell printed %q, want %q", got, want)
+	}
+
+	tensorCell := r.Find(t, "tensors.FromValue")
+	for _, want := range []string{"shape: (Float32)[2 3]", "{1, 2, 3}", "{4, 5, 6}"} {
+		if !strings.Contains(tensorCell.Stdout, want) {
+			t.Errorf("tensor cell printed %q, want it to contain %q", tensorCell.Stdout, want)
+		}
+	}
+
+	// softmax([1 2 3]) = [0.09003 0.2447 0.6652]; softmax([2 2 0]) = [0.4683 0.4683 0.06338].
+	softmaxCell := r.Find(t, "func softmax")
+	for _, want := range []string{"0.09003, 0.2447, 0.6652", "0.4683, 0.4683, 0.06338", "row 0 sums to 1.0000\nrow 1 sums to 1.0000\n"} {
+		if !strings.Contains(softmaxCell.Stdout, want) {
+			t.Errorf("softmax cell printed %q, want it to contain %q", softmaxCell.Stdout, want)
+		}
+	}
+
+	htmlCell := r.Find(t, "gonbui.DisplayHTML")
+	if len(htmlCell.HTML) != 1 {
+		t.Fatalf("HTML cell displayed %d HTML outputs, want 1 (outputs: %+v)", len(htmlCell.HTML), htmlCell.Outputs)
+	}
+	html := htmlCell.HTML[0]
+	for _, want := range []string{`<table class="attnbook-weights"`, ">0.6652</td>", ">0.0634</td>", "rgba(0, 173, 216, 0.67)"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("HTML output %q lacks %q", html, want)
+		}
+	}
+}
+
+// Committed notebooks carry no outputs: outputs depend on the machine (backend, timings), would
+// make every run a diff, and an executed notebook is what `kernel run` writes to out/executed/.
+func TestCommittedNotebooksHaveNoOutputs(t *testing.T) {
+	paths, err := filepath.Glob("*.ipynb")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no notebooks found (%v)", err)
+	}
+	for _, p := range paths {
+		nb, err := ipynb.Load(p)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		if cells := nb.CellsWithOutputs(); len(cells) > 0 {
+			t.Errorf("%s: cells %v have outputs or execution counts; strip them with:\n\tjupyter nbconvert --clear-output --inplace notebooks/%s", p, cells, p)
+		}
+		if got := nb.KernelName(); got != "attnbook" {
+			t.Errorf("%s: kernelspec %q, want \"attnbook\" (the kernel `go run ./kernel setup` registers)", p, got)
+		}
+	}
+}
