@@ -19,8 +19,15 @@ import (
 var (
 	textOut     io.Writer
 	errOut      io.Writer
-	displayHTML = gonbui.DisplayHTML
+	displayHTML = syncedDisplayHTML
 )
+
+// syncedDisplayHTML shows html and waits until GoNB has taken it: a cell that exits right after
+// displaying could otherwise lose the output (seen under load with GoNB v0.11.1).
+func syncedDisplayHTML(html string) {
+	gonbui.DisplayHTML(html)
+	gonbui.Sync()
+}
 
 func stdout() io.Writer {
 	if textOut != nil {
