@@ -47,14 +47,16 @@ func TestFindRoot(t *testing.T) {
 
 func TestGoTestArgs(t *testing.T) {
 	for _, tc := range []struct{ args, want string }{
-		{"", "test ./..."},
-		{"-run X", "test -run X ./..."},
-		{"-run X ./pkg/...", "test -run X ./pkg/..."},
-		{"-v -count=1 .", "test -v -count=1 ."},
-		{"github.com/attnbook/attnbook/notebooks", "test github.com/attnbook/attnbook/notebooks"},
-		{"-run TestA/sub", "test -run TestA/sub ./..."},
-		{"-v -args -update", "test -v ./... -args -update"},
-		{"./kernel -args -x ./y", "test ./kernel -args -x ./y"},
+		{"", "test -timeout=75m ./..."},
+		{"-run X", "test -timeout=75m -run X ./..."},
+		{"-run X ./pkg/...", "test -timeout=75m -run X ./pkg/..."},
+		{"-v -count=1 .", "test -timeout=75m -v -count=1 ."},
+		{"github.com/attnbook/attnbook/notebooks", "test -timeout=75m github.com/attnbook/attnbook/notebooks"},
+		{"-run TestA/sub", "test -timeout=75m -run TestA/sub ./..."},
+		{"-v -args -update", "test -timeout=75m -v ./... -args -update"},
+		{"./kernel -args -x ./y", "test -timeout=75m ./kernel -args -x ./y"},
+		{"-timeout 5m ./kernel", "test -timeout 5m ./kernel"},
+		{"-timeout=5m", "test -timeout=5m ./..."},
 	} {
 		if got := strings.Join(goTestArgs(strings.Fields(tc.args)), " "); got != tc.want {
 			t.Errorf("goTestArgs(%q) = %q, want %q", tc.args, got, tc.want)

@@ -37,10 +37,19 @@ func cmdTest(ctx context.Context, e *env, args []string) int {
 	}
 }
 
+// defaultTimeout replaces go test's 10 minutes: executing every notebook and building the
+// classroom image (CI) take longer than that on a 2-core machine.
+const defaultTimeout = "-timeout=75m"
+
 // goTestArgs is `test` followed by args, with ./... added (before any -args) when args name no
-// package.
+// package, and defaultTimeout unless args set one.
 func goTestArgs(args []string) []string {
 	out := []string{"test"}
+	if !slices.ContainsFunc(args, func(a string) bool {
+		return strings.HasPrefix(a, "-timeout") || strings.HasPrefix(a, "--timeout")
+	}) {
+		out = append(out, defaultTimeout)
+	}
 	if namesPackages(args) {
 		return append(out, args...)
 	}
