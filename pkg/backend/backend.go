@@ -123,12 +123,13 @@ var (
 )
 
 // Default returns the process-wide backend chosen by Choose, creating it on first use.
+// A bare "go" is started as "go:ops_sequential" (see runConfig).
 // It returns an error (never panics, never downloads) when the chosen backend cannot start,
 // e.g. GOMLX_BACKEND=xla:cpu without the plugin.
 func Default() (backends.Backend, error) {
 	once.Do(func() {
 		sharedChoice = Choose()
-		shared, sharedErr = newBackend(sharedChoice.Config)
+		shared, sharedErr = newBackend(runConfig(sharedChoice.Config))
 		if sharedErr != nil {
 			sharedErr = fmt.Errorf("backend %q (%s): %w", sharedChoice.Config, sharedChoice.Reason, sharedErr)
 		}
@@ -161,4 +162,17 @@ func MustDefault() backends.Backend {
 		panic(err)
 	}
 	return b
+}
+
+// runConfig is the configuration Default starts for a chosen one: a bare "go" becomes
+// "go:ops_sequential". GoMLX v0.26.0's pure-Go backend runs independent ops in parallel by default,
+// and that deadlocks when more large matrix products become ready at once than it has worker slots
+// (2·NumCPU): each holds a slot while it waits for slots for its own parallel blocks — seed 003's
+// MultiHeadAttention (12 heads × 3 projections) hangs on a 2-core machine. ops_sequential runs
+// one op at a time, each matrix product still on all cores. An explicit "go:…" is left as given.
+func runConfig(config string) string {
+	if config == "go" {
+		return "go:ops_sequential"
+	}
+	return config
 }
