@@ -406,3 +406,50 @@ func TestEscaping(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadSplitWording: the legend and notes name a single feature per head as "feature k", not
+// "features 0–0" (MultiHeadAttention(d_out=2, num_heads=2) of seed 001 has head_dim 1).
+func TestHeadSplitWording(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		r        Renderer
+		texts    []string // drawn as whole text elements
+		notes    []string // drawn inside some text element
+		notDrawn []string // must appear in no text element
+	}{
+		{name: "head_dim 1", r: HeadSplit(6, 2, 1),
+			texts:    []string{"head 0: feature 0", "head 1: feature 1"},
+			notes:    []string{"head k gets feature k of every token, all 6 tokens in order"},
+			notDrawn: []string{"features 0–0", "1·k+0"}},
+		{name: "head_dim 3", r: HeadSplit(3, 2, 3),
+			texts: []string{"head 0: features 0–2", "head 1: features 3–5"},
+			notes: []string{"head k gets features 3·k … 3·k+2 of every token"}},
+		{name: "pitfall, head_dim 1", r: HeadSplit(4, 2, 1).WithoutTranspose(),
+			notes: []string{"instead of feature 0 of every token"}},
+		{name: "pitfall, head_dim 2", r: HeadSplit(4, 2, 2).WithoutTranspose(),
+			notes: []string{"instead of features 0…1 of every token"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := tc.r.Done()
+			if err != nil {
+				t.Fatal(err)
+			}
+			info := parseSVG(t, out)
+			for _, s := range tc.texts {
+				if !info.hasText(s) {
+					t.Errorf("no text %q drawn", s)
+				}
+			}
+			for _, s := range tc.notes {
+				if !info.textContaining(s) {
+					t.Errorf("no text containing %q drawn", s)
+				}
+			}
+			for _, s := range tc.notDrawn {
+				if info.textContaining(s) {
+					t.Errorf("text containing %q drawn", s)
+				}
+			}
+		})
+	}
+}

@@ -152,7 +152,7 @@ func (b *SplitBuilder) Done() (string, error) {
 			stage{op: ".transpose(1, 2)", shape: fmt.Sprintf("[%d, %d, %d, %d]", b.batch, h, t, hd), blocks: tr})
 		notes = append(notes,
 			fmt.Sprintf("view cuts each token's d=%d features into h=%d slices of hd=%d: nothing moves in memory", d, h, hd),
-			fmt.Sprintf("transpose(1, 2) groups by head: head k gets features %d·k … %d·k+%d of every token, all %d tokens in order", hd, hd, hd-1, t))
+			fmt.Sprintf("transpose(1, 2) groups by head: head k gets %s of every token, all %d tokens in order", headFeaturesK(hd), t))
 	} else {
 		var rs []splitBlock
 		mixed := 0
@@ -187,7 +187,7 @@ func (b *SplitBuilder) Done() (string, error) {
 			notes = append(notes, "with h = 1 the reshape happens to be right: the only head gets every token")
 		} else {
 			notes = append(notes,
-				fmt.Sprintf("wrong: head 0 receives the first t·hd = %d numbers of memory, i.e. whole tokens, instead of features 0…%d of every token", t*hd, hd-1),
+				fmt.Sprintf("wrong: head 0 receives the first t·hd = %d numbers of memory, i.e. whole tokens, instead of %s of every token", t*hd, featureRange(0, hd-1, "…")),
 				"its \"rows\" are not tokens any more, so attention compares pieces of different tokens")
 			if mixed > 0 {
 				notes = append(notes, fmt.Sprintf("%d of the %d rows even mix two tokens", mixed, h*t))
@@ -311,7 +311,7 @@ func (b *SplitBuilder) Done() (string, error) {
 			label = tok(k)
 		} else {
 			c = color(splitCell{feature: k * hd})
-			label = fmt.Sprintf("head %d: features %d–%d", k, k*hd, k*hd+hd-1)
+			label = fmt.Sprintf("head %d: %s", k, featureRange(k*hd, k*hd+hd-1, "–"))
 		}
 		sb.printf(`<rect x="%s" y="%s" width="14" height="14" fill="%s" stroke="#999999"/>`, num(lx), num(lyy), c)
 		sb.text(lx+20, lyy+7, 11, "start", inkDark, ` class="legend-label"`, label)
@@ -323,4 +323,22 @@ func (b *SplitBuilder) Done() (string, error) {
 	}
 	sb.printf(`</svg>`)
 	return sb.String(), nil
+}
+
+// featureRange names the features lo … hi of a head: "features 2–3", or "feature 2" when the head
+// has a single feature (hd = 1), where "features 2–2" would read oddly.
+func featureRange(lo, hi int, dash string) string {
+	if lo == hi {
+		return "feature " + strconv.Itoa(lo)
+	}
+	return fmt.Sprintf("features %d%s%d", lo, dash, hi)
+}
+
+// headFeaturesK names the features head k receives, in terms of k: "features 3·k … 3·k+2", or
+// "feature k" when each head has a single feature.
+func headFeaturesK(hd int) string {
+	if hd == 1 {
+		return "feature k"
+	}
+	return fmt.Sprintf("features %d·k … %d·k+%d", hd, hd, hd-1)
 }
