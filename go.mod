@@ -2,11 +2,16 @@ module github.com/attnbook/attnbook
 
 go 1.24.3
 
-require github.com/gomlx/gomlx v0.26.0
+require (
+	github.com/chromedp/chromedp v0.14.1
+	github.com/gomlx/go-xla v0.1.4
+	github.com/gomlx/gomlx v0.26.0
+	github.com/janpfeifer/gonb v0.11.1
+	github.com/x448/float16 v0.8.4
+)
 
 require (
 	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327 // indirect
-	github.com/chromedp/chromedp v0.14.1 // indirect
 	github.com/chromedp/sysutil v1.1.0 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/fatih/color v1.18.0 // indirect
@@ -19,15 +24,13 @@ require (
 	github.com/gobwas/pool v0.2.1 // indirect
 	github.com/gobwas/ws v1.4.0 // indirect
 	github.com/gofrs/uuid v4.4.0+incompatible // indirect
-	github.com/gomlx/go-xla v0.1.4 // indirect
-	github.com/janpfeifer/gonb v0.11.1 // indirect
+	github.com/google/uuid v1.6.0 // indirect
 	github.com/janpfeifer/must v0.2.0 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.3.4 // indirect
-	github.com/x448/float16 v0.8.4 // indirect
 	go.lsp.dev/jsonrpc2 v0.10.0 // indirect
 	go.lsp.dev/pkg v0.0.0-20210717090340-384b27a52fb2 // indirect
 	go.lsp.dev/protocol v0.12.0 // indirect

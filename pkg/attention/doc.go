@@ -1,0 +1,165 @@
+// Package attention is every computation of the attnbook seed documents as GoMLX graphs that
+// print the same numbers as PyTorch.
+//
+// It has two layers:
+//
+//   - Graph functions: pure functions from *Node to *Node, one per step the notebooks teach —
+//     dot-product scores ([DotScores], [Scores]), naive and stable softmax ([NaiveNormalize],
+//     [NaiveSoftmax], [StableSoftmax]), context vectors ([ContextVectors]), scaling
+//     ([ScaleScores]), causal masks both ways ([CausalRenormalize], [CausalMaskFill]), padding
+//     masks ([KeyMaskFill]), dropout with a given mask ([Dropout]), head splitting
+//     ([SplitHeads], [MergeHeads], and the wrong [SplitHeadsNoTranspose]) and scaled dot-product
+//     attention for self and cross attention ([ScaledDotProduct]).
+//   - Modules mirroring the seeds' PyTorch classes ([SelfAttentionV1], [SelfAttentionV2],
+//     [CausalAttention], [MultiHeadAttentionWrapper], [MultiHeadAttention], [CrossAttention],
+//     [Head], [HeadList]). Their weights are GoMLX variables drawn by a
+//     [torchrand.Generator] in PyTorch's construction order, so a module built after
+//     torchrand.New(123) holds the weights torch.manual_seed(123) gives the PyTorch class, and
+//     its dropout masks are drawn from the same generator at call time, as nn.Dropout draws them.
+//
+// Every module runs eagerly (Forward, Call: one compiled graph per input shape, cached in the
+// module) and inside bigger GoMLX models (Apply, ApplyWithMasks: ctx first, because the module
+// owns variables), where GoMLX's autodiff can train its weights.
+//
+// # Shapes
+//
+// Doc comments name shapes in backticks with nanoGPT's letters: B batch, T tokens (Tq queries,
+// Tk keys), D or d_in/d_out model widths, H heads, hs the head size (d_out / H).
+//
+// # Numbers
+//
+// The computations follow PyTorch's order of float32 operations where it matters for the
+// printed digits: scores are divided by sqrt(d_k) (not multiplied by its inverse), masks are
+// filled with -Inf before the softmax, and the softmax subtracts the row maximum. Results match
+// PyTorch 1.13 (Debian's x86-64 build, the one behind the seed documents) to float32 rounding;
+// the tests assert every number the seeds print and testdata/goldens.json at a relative error
+// of 1e-6 (of each tensor's largest magnitude). One printed digit depends on the seed machine's
+// BLAS: seed 000 prints the score -294.6535, which Debian's PyTorch and this package compute
+// one float32 step away, as -294.65344. [MultiHeadAttention.SetFast] trades the exact operation
+// order for speed on big inputs.
+//
+// # Errors
+//
+// Bad arguments — a d_in that does not match the weights, d_out not divisible by the number of
+// heads, more tokens than the context length, wrong ranks, keys and values of different lengths,
+// a dropout probability outside [0, 1] — panic with an *[ArgumentError] while the graph is
+// built (or the module constructed), never silently broadcast. GoMLX's Exec returns such panics
+// as errors, and so do the modules' Call methods.
+//
+// # GoMLX's layers.MultiHeadAttention
+//
+// GoMLX v0.26.0 has its own layers.MultiHeadAttention, the same computation in another
+// layout, with one difference that matters: it scales the attention logits by 1/sqrt(head_dim)
+// twice — once on the projected queries and once more on the logits — so it computes
+// softmax(q·k / head_dim) where the paper and PyTorch compute softmax(q·k / sqrt(head_dim)).
+// The gomlxlayers tests (gomlx_test.go) load this package's weights into it and show both: as
+// is, its output equals this package's graph with the logits divided by head_dim; with its
+// query weights multiplied by sqrt(head_dim), it gives PyTorch's numbers for seeds 000 and 001.
+// They also show that its SetQueryKeyMatrixMask rejects boolean masks (it compares the mask's
+// shape, dtype included, with the Float32 logits) and silently ignores a Float32 mask given
+// without the heads axis (it broadcasts it but never stores it).
+//
+// # Backend
+//
+// Modules run on the process-wide backend of pkg/backend (backend.Default). GoMLX v0.26.0's
+// pure-Go backend ("go") can deadlock when it executes independent ops in parallel and several
+// matrix products become ready at once (seen with HeadList on a 2-CPU machine): each holds a
+// worker slot while waiting for slots for its own parallel parts. The configuration "go:ops_sequential" (GOMLX_BACKEND) avoids it and costs
+// little here, as every matrix product still uses all cores; the tests use it.
+//
+// Papers: Vaswani et al. 2017, "Attention Is All You Need", https://arxiv.org/abs/1706.03762
+// (scaled dot-product and multi-head attention); Srivastava et al. 2014, "Dropout: A Simple Way
+// to Prevent Neural Networks from Overfitting" (inverted dropout, as nn.Dropout).
+package attention
+
+import (
+	"errors"
+	"fmt"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
+)
+
+// ErrInvalidArgument is matched (errors.Is) by every *ArgumentError this package panics with.
+var ErrInvalidArgument = errors.New("attention: invalid argument")
+
+// ArgumentError is the value this package panics with when a function, a constructor or a
+// graph builder gets a bad argument. Its message reads "attention.<Func>: <Arg> <Problem>", for
+// example "attention.SplitHeads: x shape (Float32)[2 6 5]: last axis (5) is not divisible by
+// numHeads (2)".
+type ArgumentError struct {
+	Func    string // function or method, e.g. "SplitHeads" or "MultiHeadAttention.Apply"
+	Arg     string // argument, e.g. "x"
+	Problem string // what is wrong with it, naming the shapes involved
+}
+
+// Error implements error.
+func (e *ArgumentError) Error() string {
+	return "attention." + e.Func + ": " + e.Arg + " " + e.Problem
+}
+
+// Is reports whether target is ErrInvalidArgument.
+func (e *ArgumentError) Is(target error) bool { return target == ErrInvalidArgument }
+
+// argPanic panics with an *ArgumentError.
+func argPanic(fn, arg, format string, args ...any) {
+	panic(&ArgumentError{Func: fn, Arg: arg, Problem: fmt.Sprintf(format, args...)})
+}
+
+// Catch runs fn and returns the error it panicked with (an *ArgumentError, or any other error
+// value, as GoMLX's graph building panics with errors), or nil if it returned normally.
+// Panics that are not errors are passed on.
+//
+//	err := attention.Catch(func() { attention.SplitHeads(x, 4) })
+func Catch(fn func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); ok {
+				err = e
+				return
+			}
+			panic(r)
+		}
+	}()
+	fn()
+	return nil
+}
+
+// checkRank panics unless x has one of the given ranks.
+func checkRank(fn, arg string, x *Node, ranks ...int) {
+	if x == nil {
+		argPanic(fn, arg, "must not be nil")
+	}
+	for _, r := range ranks {
+		if x.Rank() == r {
+			return
+		}
+	}
+	want := fmt.Sprint(ranks[0])
+	if len(ranks) > 1 {
+		want = fmt.Sprint(ranks)
+	}
+	argPanic(fn, arg, "shape %s: rank must be %s, got %d", x.Shape(), want, x.Rank())
+}
+
+// checkFloat panics unless x is a float tensor.
+func checkFloat(fn, arg string, x *Node) {
+	if x == nil {
+		argPanic(fn, arg, "must not be nil")
+	}
+	if !x.DType().IsFloat() {
+		argPanic(fn, arg, "shape %s: must be a float tensor", x.Shape())
+	}
+}
+
+// dimsEqual reports whether a and b are the same dimensions.
+func dimsEqual(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
