@@ -1,12 +1,10 @@
 package notebooks_test
 
 import (
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/attnbook/attnbook/internal/nbrun"
-	"github.com/attnbook/attnbook/pkg/backend"
 )
 
 // Notebook 05 follows seed 000 (multi-head attention step by step) and checks seed 004's
@@ -23,51 +21,25 @@ import (
 //   - every picture cell displayed HTML with the expected labels, and no other cell displayed any.
 
 func TestSeed000MultiHeadStepByStep(t *testing.T) {
-	checkNotebook0506(t, "notebooks/05_multihead_step_by_step.ipynb",
+	checkSeed000002Notebook(t, "notebooks/05_multihead_step_by_step.ipynb",
 		append(seed000Prints, extras05...), pictures05)
 }
 
 func TestSeed002MaskedAndCrossAttention(t *testing.T) {
-	checkNotebook0506(t, "notebooks/06_masked_and_cross_attention.ipynb",
+	checkSeed000002Notebook(t, "notebooks/06_masked_and_cross_attention.ipynb",
 		append(seed002Prints, extras06...), pictures06)
 }
 
-// print0506 is what one Go cell prints: the only code cell whose source contains cell, and text
-// whose lines must all be whole lines of the cell's stdout, in this order (blank lines skipped).
-type print0506 struct {
-	cell  string
-	text  string
-	fixes []string // old, new, old, new…: each old is replaced once, where the notebook differs on purpose
-}
-
-// picture0506 is a cell (found like print0506's) that displays HTML containing every string of contains.
-type picture0506 struct {
-	cell     string
-	contains []string
-}
-
-func checkNotebook0506(t *testing.T, notebook string, prints []print0506, pictures []picture0506) {
+// checkSeed000002Notebook runs notebook and checks it against prints (each text with its fixes
+// applied and grad_fn suffixes removed) and pictures; cells are found by a fragment of their
+// source that no other cell has.
+func checkSeed000002Notebook(t *testing.T, notebook string, prints []printed, pictures []picture) {
 	r := nbrun.Execute(t, notebook)
-	code := r.Code()
-	if len(code) == 0 {
-		t.Fatalf("%s has no code cells", notebook)
-	}
-	for _, c := range code {
-		if !c.Executed {
-			t.Errorf("cell %d did not run", c.Index)
-		}
-		if len(c.Errors) > 0 || c.Stderr != "" {
-			t.Errorf("cell %d: errors %v, stderr %q", c.Index, c.Errors, c.Stderr)
-		}
-	}
-	// The reason after the name depends on how the binary was built (the kernel links cells with
-	// -tags noxla when no PJRT plugin is installed, this test binary may not): compare the name.
-	if want := "backend: " + backend.Choose().Name() + " "; !strings.HasPrefix(code[0].Stdout, want) {
-		t.Errorf("first cell printed %q, want it to start with %q", code[0].Stdout, want)
-	}
+	checkClean(t, r)
+	checkBackendLine(t, r)
 
 	for _, p := range prints {
-		c := cell0506(t, r, p.cell)
+		c := cellWith(t, r, p.cell)
 		text := p.text
 		for i := 0; i+1 < len(p.fixes); i += 2 {
 			if !strings.Contains(text, p.fixes[i]) {
@@ -75,101 +47,14 @@ func checkNotebook0506(t *testing.T, notebook string, prints []print0506, pictur
 			}
 			text = strings.Replace(text, p.fixes[i], p.fixes[i+1], 1)
 		}
-		linesInOrder0506(t, p.cell, c.Stdout, withoutGradFn0506(text))
+		linesInOrder(t, p.cell, c.Stdout, withoutGradFn(text))
 	}
-
-	drawn := map[int]bool{}
-	for _, p := range pictures {
-		c := cell0506(t, r, p.cell)
-		drawn[c.Index] = true
-		markup := strings.Join(append(c.HTML, c.SVG...), "\n")
-		if markup == "" {
-			t.Errorf("%q: the cell displayed no HTML or SVG (outputs: %+v)", p.cell, c.Outputs)
-			continue
-		}
-		for _, want := range p.contains {
-			if !strings.Contains(markup, want) {
-				t.Errorf("%q: the picture lacks %q", p.cell, want)
-			}
-		}
-	}
-	for _, c := range code {
-		if !drawn[c.Index] && len(c.HTML)+len(c.SVG) > 0 {
-			t.Errorf("cell %d displayed a picture that no test checks", c.Index)
-		}
-	}
-}
-
-// cell0506 returns the one code cell whose source contains substr; none or several fail the test.
-func cell0506(t *testing.T, r *nbrun.Result, substr string) nbrun.Cell {
-	t.Helper()
-	var found []nbrun.Cell
-	for _, c := range r.Code() {
-		if strings.Contains(c.Source, substr) {
-			found = append(found, c)
-		}
-	}
-	if len(found) != 1 {
-		t.Fatalf("%s: %d code cells contain %q, want exactly 1", r.Notebook, len(found), substr)
-	}
-	return found[0]
-}
-
-// linesInOrder0506 fails unless every non-blank line of want is a whole line of stdout, in order.
-func linesInOrder0506(t *testing.T, cell, stdout string, want []string) {
-	t.Helper()
-	got := strings.Split(stdout, "\n")
-	i := 0
-	for _, w := range want {
-		if strings.TrimSpace(w) == "" {
-			continue
-		}
-		for i < len(got) && got[i] != w {
-			i++
-		}
-		if i == len(got) {
-			t.Errorf("%q: output lacks the line %q (in this order); it printed:\n%s", cell, w, stdout)
-			return
-		}
-		i++
-	}
-}
-
-var gradFn0506 = regexp.MustCompile(`,?\s*grad_fn=<\w+>\)$`)
-
-// withoutGradFn0506 turns PyTorch's print of a tensor that requires grad into the print of its
-// values: ", grad_fn=<…>" goes, either from the end of the last line or, where PyTorch put it on
-// a line of its own after a trailing comma, with that line.
-func withoutGradFn0506(text string) []string {
-	var out []string
-	for _, l := range strings.Split(text, "\n") {
-		switch {
-		case strings.HasPrefix(strings.TrimSpace(l), "grad_fn="):
-			out[len(out)-1] = strings.TrimSuffix(out[len(out)-1], ",") + ")"
-		case gradFn0506.MatchString(l):
-			out = append(out, gradFn0506.ReplaceAllString(l, ")"))
-		default:
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-func TestSeed000WithoutGradFn(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"tensor([[1.0000, 2.0000]]], grad_fn=<CatBackward0>)", "tensor([[1.0000, 2.0000]]])"},
-		{"tensor([[[ 0.1556,  0.0844]]],\n       grad_fn=<ViewBackward0>)\ntorch.Size([1, 3, 6])", "tensor([[[ 0.1556,  0.0844]]])\ntorch.Size([1, 3, 6])"},
-		{"torch.Size([2, 6, 3])", "torch.Size([2, 6, 3])"},
-	} {
-		if got := strings.Join(withoutGradFn0506(tc.in), "\n"); got != tc.want {
-			t.Errorf("withoutGradFn0506(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
+	checkPictures(t, r, pictures, cellWith)
 }
 
 // seed000Prints are the lines seed 000 prints, verbatim, keyed by the notebook 05 cell that mirrors
 // each PyTorch cell.
-var seed000Prints = []print0506{
+var seed000Prints = []printed{
 	// Cell [3].
 	{cell: "display.Println(batch.Shape()) // print(batch.shape)", text: `torch.Size([2, 6, 3])`},
 	// Cell [7].
@@ -206,7 +91,7 @@ torch.Size([1, 3, 6])`},
 }
 
 // extras05 are notebook 05's other prints; the values are PyTorch 1.13's for the same steps.
-var extras05 = []print0506{
+var extras05 = []printed{
 	{cell: "loop := eager.Cat(-1, headOutputs...)", text: `head 0 output: torch.Size([2, 6, 2])
 head 1 output: torch.Size([2, 6, 2])
 concatenated: torch.Size([2, 6, 4])
@@ -333,7 +218,7 @@ out[0, 0, :4] = tensor([ 0.0273, -0.2502, -0.1635, -0.0911])
 same as line by line on x[:2]: True`},
 }
 
-var pictures05 = []picture0506{
+var pictures05 = []picture{
 	{cell: "display.HeadSplit(3, numHeads000, headDim000)", contains: []string{"1→6", "transpose(1, 2)", "head 1"}},
 	{cell: "Title(\"attention weights per head (seed 000, cell [16])\")", contains: []string{"attention weights per head", "head 1", "ones", "masked"}},
 	{cell: "Dropout(eager.Eq(noise, 0))", contains: []string{"marks the dropped entry", "dropped"}},
@@ -342,7 +227,7 @@ var pictures05 = []picture0506{
 
 // seed002Prints are the deterministic lines seed 002 prints, verbatim. Its attention values come
 // from random weights it never seeds: notebook 06 seeds with 0, and extras06 has those numbers.
-var seed002Prints = []print0506{
+var seed002Prints = []printed{
 	// Cell [16].
 	{cell: "inputData := inputData002()", text: `torch.Size([20, 10, 8])`},
 	// Cell [17].
@@ -394,7 +279,7 @@ Notice the output sequence length matches the query's sequence length.`},
 
 // extras06 are notebook 06's other prints, with torch.manual_seed(0) where the seed draws random
 // numbers; the values are PyTorch 1.13's for the same steps.
-var extras06 = []print0506{
+var extras06 = []printed{
 	{cell: "inputData := inputData002()", text: `input_data[0, :2]:
 tensor([[ 0.,  1.,  2.,  3.,  4.,  5.,  6.,  7.],
         [ 8.,  9., 10., 11., 12., 13., 14., 15.]])`},
@@ -596,7 +481,7 @@ tensor([[False, False, False,  True,  True],
           [0.3221, 0.2488, 0.4291, 0.0000, 0.0000]]]])`},
 }
 
-var pictures06 = []picture0506{
+var pictures06 = []picture{
 	{cell: "WithoutTranspose().ColorBy(display.ColorByToken)", contains: []string{"q.reshape(batch, no_head, seq_len, head_dim)", "q.view(batch, seq_len, no_head, head_dim).transpose(1, 2)", "token 9"}},
 	{cell: "Add(\"view + transpose: sample 0, head 0\"", contains: []string{"t4b", "t9", "view + transpose: sample 0, head 0"}},
 	{cell: "display.MaskView(mask).Meaning(", contains: []string{"hidden (filled with -inf)", "softmax(masked scores, dim=-1)"}},

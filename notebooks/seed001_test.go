@@ -1,12 +1,10 @@
 package notebooks_test
 
 import (
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/attnbook/attnbook/internal/nbrun"
-	"github.com/attnbook/attnbook/pkg/backend"
 )
 
 // Notebooks 01–04 follow seed 001, a PyTorch notebook: simplified attention, trainable
@@ -17,7 +15,7 @@ import (
 //     mirrors it (the cell whose source has the line "// PyTorch cell [n]");
 //   - the lines the notebook adds (sanity checks, extra prints) are there too: their values were
 //     checked against PyTorch 1.13 (Debian's build, the seeds' reference);
-//   - every cell that draws a seed001Picture displayed one, with the expected labels, and no other cell did.
+//   - every cell that draws a picture displayed one, with the expected labels, and no other cell did.
 
 func TestSeed001Simplified(t *testing.T) {
 	checkSeed001Notebook(t, "notebooks/01_simplified_attention.ipynb", seed001Notebook01, seed001Extras01, seed001Pictures01)
@@ -35,145 +33,30 @@ func TestSeed001MultiHead(t *testing.T) {
 	checkSeed001Notebook(t, "notebooks/04_multi_head.ipynb", seed001Notebook04, seed001Extras04, seed001Pictures04)
 }
 
-// seed001Output is what one Go cell must print: the cell is the one with a source line equal to
-// cell; lines is text whose lines must all appear, in this order, among the cell's stdout lines.
-type seed001Output struct {
-	cell  string
-	lines string
-}
-
-// seed001Picture is a cell that displays HTML or SVG (found by a line of its source) and text that the
-// markup must contain.
-type seed001Picture struct {
-	cell     string
-	contains []string
-}
-
-func checkSeed001Notebook(t *testing.T, notebook string, seed, extras []seed001Output, pictures []seed001Picture) {
+// checkSeed001Notebook runs notebook and checks it against seed (the seed's prints, grad_fn
+// suffixes removed), extras (the notebook's own prints, verbatim) and pictures; cells are found by
+// a whole source line.
+func checkSeed001Notebook(t *testing.T, notebook string, seed, extras []printed, pictures []picture) {
 	// A cell takes about a second; the limit turns a hung cell into a failure that names it.
 	r := nbrun.Execute(t, notebook, "-timeout", "5m")
-	code := r.Code()
-	if len(code) == 0 {
-		t.Fatalf("%s has no code cells", notebook)
-	}
-	for _, c := range code {
-		if !c.Executed {
-			t.Errorf("cell %d did not run", c.Index)
-		}
-		if len(c.Errors) > 0 || c.Stderr != "" {
-			t.Errorf("cell %d: errors %v, stderr %q", c.Index, c.Errors, c.Stderr)
-		}
-	}
-	// The backend's name; the reason may differ, since cells are built with -tags noxla where no
-	// PJRT plugin is installed and this test binary may not be.
-	if want := "backend: " + backend.Choose().Name() + " "; !strings.HasPrefix(code[0].Stdout, want) {
-		t.Errorf("first cell printed %q, want it to start with the backend line %q…", code[0].Stdout, want)
-	}
+	checkClean(t, r)
+	checkBackendLine(t, r)
 
 	for _, s := range seed {
-		c := seed001Cell(t, r, s.cell)
-		seed001LinesInOrder(t, s.cell, c.Stdout, seed001WithoutGradFn(s.lines))
+		c := cellWithLine(t, r, s.cell)
+		linesInOrder(t, s.cell, c.Stdout, withoutGradFn(s.text))
 	}
 	for _, s := range extras {
-		c := seed001Cell(t, r, s.cell)
-		seed001LinesInOrder(t, s.cell, c.Stdout, strings.Split(s.lines, "\n"))
+		c := cellWithLine(t, r, s.cell)
+		linesInOrder(t, s.cell, c.Stdout, strings.Split(s.text, "\n"))
 	}
-
-	drawn := map[int]bool{}
-	for _, p := range pictures {
-		c := seed001Cell(t, r, p.cell)
-		drawn[c.Index] = true
-		markup := strings.Join(append(append([]string{}, c.HTML...), c.SVG...), "\n")
-		if markup == "" {
-			t.Errorf("cell %d (%s) displayed no HTML or SVG; outputs: %+v", c.Index, p.cell, c.Outputs)
-			continue
-		}
-		for _, want := range p.contains {
-			if !strings.Contains(markup, want) {
-				t.Errorf("cell %d (%s): seed001Picture lacks %q", c.Index, p.cell, want)
-			}
-		}
-	}
-	for _, c := range code {
-		if !drawn[c.Index] && len(c.HTML)+len(c.SVG) > 0 {
-			t.Errorf("cell %d displayed a seed001Picture the test does not know about: add it to the pictures table", c.Index)
-		}
-	}
-}
-
-// seed001Cell returns the code cell that has a source line equal to line (after trimming spaces).
-func seed001Cell(t *testing.T, r *nbrun.Result, line string) nbrun.Cell {
-	t.Helper()
-	for _, c := range r.Code() {
-		for _, l := range strings.Split(c.Source, "\n") {
-			if strings.TrimSpace(l) == line {
-				return c
-			}
-		}
-	}
-	t.Fatalf("%s: no code cell has the source line %q", r.Notebook, line)
-	return nbrun.Cell{}
-}
-
-// seed001LinesInOrder fails unless every line of want is a whole line of stdout, in want's order.
-// Blank lines are skipped. A want line ending in "…" only has to start a line.
-func seed001LinesInOrder(t *testing.T, cell, stdout string, want []string) {
-	t.Helper()
-	got := strings.Split(stdout, "\n")
-	i := 0
-	for _, w := range want {
-		if strings.TrimSpace(w) == "" {
-			continue
-		}
-		prefix, isPrefix := strings.CutSuffix(w, "…")
-		for i < len(got) && !(got[i] == w || isPrefix && strings.HasPrefix(got[i], prefix)) {
-			i++
-		}
-		if i == len(got) {
-			t.Errorf("%s: output lacks the line %q (in this order); it printed:\n%s", cell, w, stdout)
-			return
-		}
-		i++
-	}
-}
-
-var seed001GradFnRe = regexp.MustCompile(`,?\s*grad_fn=<\w+>\)$`)
-
-// seed001WithoutGradFn turns PyTorch's print of a tensor that requires grad into the print of its values:
-// PyTorch appends ", grad_fn=<MmBackward0>" before the closing parenthesis, on the last line or,
-// when that would be too long, on a line of its own after a trailing comma. The suffix is autograd
-// metadata, not a value, and the notebooks don't print it.
-func seed001WithoutGradFn(text string) []string {
-	var out []string
-	for _, l := range strings.Split(text, "\n") {
-		switch {
-		case strings.HasPrefix(strings.TrimSpace(l), "grad_fn="): // "       grad_fn=<SoftmaxBackward0>)"
-			out[len(out)-1] = strings.TrimSuffix(out[len(out)-1], ",") + ")"
-		case seed001GradFnRe.MatchString(l): // "        [0.2990, 0.8040]], grad_fn=<MmBackward0>)"
-			out = append(out, seed001GradFnRe.ReplaceAllString(l, ")"))
-		default:
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-func TestSeed001GradFnSuffix(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"tensor([[0.2996, 0.8053],\n        [0.2990, 0.8040]], grad_fn=<MmBackward0>)", "tensor([[0.2996, 0.8053],\n        [0.2990, 0.8040]])"},
-		{"tensor([[0.1921, 0.1646],\n        [0.1935, 0.1663]],\n       grad_fn=<SoftmaxBackward0>)", "tensor([[0.1921, 0.1646],\n        [0.1935, 0.1663]])"},
-		{"tensor([1.0000, 0.5000])", "tensor([1.0000, 0.5000])"},
-	} {
-		if got := strings.Join(seed001WithoutGradFn(tc.in), "\n"); got != tc.want {
-			t.Errorf("seed001WithoutGradFn(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
+	checkPictures(t, r, pictures, cellWithLine)
 }
 
 // seed001Notebook01 is what the PyTorch cells mirrored by notebook 01 print: the seed's
 // output, pasted verbatim (seed lines in the comments).
-var seed001Notebook01 = []seed001Output{
-	{"// PyTorch cell [2]", `query: tensor([0.5500, 0.8700, 0.6600])
+var seed001Notebook01 = []printed{
+	{cell: "// PyTorch cell [2]", text: `query: tensor([0.5500, 0.8700, 0.6600])
 x_0 : tensor([0.4300, 0.1500, 0.8900]), dot: 0.9544000625610352
 x_1 : tensor([0.5500, 0.8700, 0.6600]), dot: 1.4950001239776611
 x_2 : tensor([0.5700, 0.8500, 0.6400]), dot: 1.4754000902175903
@@ -181,32 +64,32 @@ x_3 : tensor([0.2200, 0.5800, 0.3300]), dot: 0.8434000015258789
 x_4 : tensor([0.7700, 0.2500, 0.1000]), dot: 0.7070000171661377
 x_5 : tensor([0.0500, 0.8000, 0.5500]), dot: 1.0865000486373901
 tensor([0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865])`}, // lines 29–36
-	{"// PyTorch cell [3]", `Attention weights: tensor([0.1455, 0.2278, 0.2249, 0.1285, 0.1077, 0.1656])
+	{cell: "// PyTorch cell [3]", text: `Attention weights: tensor([0.1455, 0.2278, 0.2249, 0.1285, 0.1077, 0.1656])
 Sum: tensor(1.0000)`}, // lines 44–45
-	{"// PyTorch cell [4]", `tensor([0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581])`}, // line 54
-	{"// PyTorch cell [5]", `tensor([0.4419, 0.6515, 0.5683])`},                         // line 64
-	{"// PyTorch cell [6]", `tensor([[0.9995, 0.9544, 0.9422, 0.4753, 0.4576, 0.6310],
+	{cell: "// PyTorch cell [4]", text: `tensor([0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581])`}, // line 54
+	{cell: "// PyTorch cell [5]", text: `tensor([0.4419, 0.6515, 0.5683])`},                         // line 64
+	{cell: "// PyTorch cell [6]", text: `tensor([[0.9995, 0.9544, 0.9422, 0.4753, 0.4576, 0.6310],
         [0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865],
         [0.9422, 1.4754, 1.4570, 0.8296, 0.7154, 1.0605],
         [0.4753, 0.8434, 0.8296, 0.4937, 0.3474, 0.6565],
         [0.4576, 0.7070, 0.7154, 0.3474, 0.6654, 0.2935],
         [0.6310, 1.0865, 1.0605, 0.6565, 0.2935, 0.9450]])`}, // lines 74–79
-	{"// PyTorch cell [7]", `tensor([[0.9995, 0.9544, 0.9422, 0.4753, 0.4576, 0.6310],
+	{cell: "// PyTorch cell [7]", text: `tensor([[0.9995, 0.9544, 0.9422, 0.4753, 0.4576, 0.6310],
         [0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865],
         [0.9422, 1.4754, 1.4570, 0.8296, 0.7154, 1.0605],
         [0.4753, 0.8434, 0.8296, 0.4937, 0.3474, 0.6565],
         [0.4576, 0.7070, 0.7154, 0.3474, 0.6654, 0.2935],
         [0.6310, 1.0865, 1.0605, 0.6565, 0.2935, 0.9450]])`}, // lines 99–104
-	{"// PyTorch cell [7], second print", `tensor([[1.4561, 1.3876, 1.2876],
+	{cell: "// PyTorch cell [7], second print", text: `tensor([[1.4561, 1.3876, 1.2876],
         [1.3876, 2.5408, 1.9081],
         [1.2876, 1.9081, 2.0587]])`}, // lines 105–107
-	{"// PyTorch cell [8]", `> a tensor([1, 2, 3])`}, // line 149
-	{"// PyTorch cell [8], stack and .T", `> torch.stack(a, b) tensor([[1, 2, 3],
+	{cell: "// PyTorch cell [8]", text: `> a tensor([1, 2, 3])`}, // line 149
+	{cell: "// PyTorch cell [8], stack and .T", text: `> torch.stack(a, b) tensor([[1, 2, 3],
         [4, 5, 7]])
 > c.T tensor([[1, 4],
         [2, 5],
         [3, 7]])`}, // lines 151–155
-	{"// PyTorch cell [8], rows and columns", `> a.unsqueeze(0) tensor([[1, 2, 3]])
+	{cell: "// PyTorch cell [8], rows and columns", text: `> a.unsqueeze(0) tensor([[1, 2, 3]])
 > a.unsqueeze(1) tensor([[1],
         [2],
         [3]])
@@ -218,15 +101,15 @@ Sum: tensor(1.0000)`}, // lines 44–45
 > a[:, None] tensor([[1],
         [2],
         [3]])`}, // lines 156–167
-	{"// PyTorch cell [8], * and @", `> a*b tensor([ 4, 10, 21])
+	{cell: "// PyTorch cell [8], * and @", text: `> a*b tensor([ 4, 10, 21])
 > a@b tensor(35)`}, // lines 171–172
-	{"// PyTorch cell [9]", `tensor([[0.2098, 0.2006, 0.1981, 0.1242, 0.1220, 0.1452],
+	{cell: "// PyTorch cell [9]", text: `tensor([[0.2098, 0.2006, 0.1981, 0.1242, 0.1220, 0.1452],
         [0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581],
         [0.1390, 0.2369, 0.2326, 0.1242, 0.1108, 0.1565],
         [0.1435, 0.2074, 0.2046, 0.1462, 0.1263, 0.1720],
         [0.1526, 0.1958, 0.1975, 0.1367, 0.1879, 0.1295],
         [0.1385, 0.2184, 0.2128, 0.1420, 0.0988, 0.1896]])`}, // lines 179–184
-	{"// PyTorch cell [10]", `tensor([[0.4421, 0.5931, 0.5790],
+	{cell: "// PyTorch cell [10]", text: `tensor([[0.4421, 0.5931, 0.5790],
         [0.4419, 0.6515, 0.5683],
         [0.4431, 0.6496, 0.5671],
         [0.4304, 0.6298, 0.5510],
@@ -236,8 +119,8 @@ Sum: tensor(1.0000)`}, // lines 44–45
 
 // seed001Notebook02 is what the PyTorch cells mirrored by notebook 02 print: the seed's
 // output, pasted verbatim (seed lines in the comments).
-var seed001Notebook02 = []seed001Output{
-	{"// PyTorch cell [13]", `- Discovering the @ operator
+var seed001Notebook02 = []printed{
+	{cell: "// PyTorch cell [13]", text: `- Discovering the @ operator
 torch.Size([3])
 torch.Size([3, 2])
 tensor([[0.2961, 0.5166],
@@ -249,11 +132,11 @@ tensor([0.3701, 1.3831])
 
 - Compute Query_2
 tensor([0.4306, 1.4551])`}, // lines 234–245
-	{"// PyTorch cell [14]", `keys.shape: torch.Size([6, 2])
+	{cell: "// PyTorch cell [14]", text: `keys.shape: torch.Size([6, 2])
 values.shape: torch.Size([6, 2])
 queries.shape: torch.Size([6, 2])`}, // lines 256–258
-	{"// PyTorch cell [15]", `tensor(1.8524)`}, // line 266
-	{"// PyTorch cell [16]", `tensor([1.2705, 1.8524, 1.8111, 1.0795, 0.5577, 1.5440])
+	{cell: "// PyTorch cell [15]", text: `tensor(1.8524)`}, // line 266
+	{cell: "// PyTorch cell [16]", text: `tensor([1.2705, 1.8524, 1.8111, 1.0795, 0.5577, 1.5440])
 tensor([1.2705, 1.8524, 1.8111, 1.0795, 0.5577, 1.5440])
 All weights tensor([[0.9231, 1.3545, 1.3241, 0.7910, 0.4032, 1.1330],
         [1.2705, 1.8524, 1.8111, 1.0795, 0.5577, 1.5440],
@@ -267,16 +150,16 @@ All weights . T tensor([[0.9231, 1.2705, 1.2544, 0.6973, 0.6114, 0.8995],
         [0.7910, 1.0795, 1.0654, 0.5925, 0.5121, 0.7682],
         [0.4032, 0.5577, 0.5508, 0.3061, 0.2707, 0.3937],
         [1.1330, 1.5440, 1.5238, 0.8475, 0.7307, 1.0996]])`}, // lines 285–298
-	{"// PyTorch cell [17]", `d_k=2
+	{cell: "// PyTorch cell [17]", text: `d_k=2
 attn_weights_2= tensor([0.1500, 0.2264, 0.2199, 0.1311, 0.0906, 0.1820])
 context_vec_2= tensor([0.3061, 0.8210])`}, // lines 310–312
-	{"// PyTorch cell [19]", `tensor([[0.2996, 0.8053],
+	{cell: "// PyTorch cell [19]", text: `tensor([[0.2996, 0.8053],
         [0.3061, 0.8210],
         [0.3058, 0.8203],
         [0.2948, 0.7939],
         [0.2927, 0.7891],
         [0.2990, 0.8040]], grad_fn=<MmBackward0>)`}, // lines 341–346
-	{"// PyTorch cell [21]", `tensor([[-0.0739,  0.0713],
+	{cell: "// PyTorch cell [21]", text: `tensor([[-0.0739,  0.0713],
         [-0.0748,  0.0703],
         [-0.0749,  0.0702],
         [-0.0760,  0.0685],
@@ -286,15 +169,15 @@ context_vec_2= tensor([0.3061, 0.8210])`}, // lines 310–312
 
 // seed001Notebook03 is what the PyTorch cells mirrored by notebook 03 print: the seed's
 // output, pasted verbatim (seed lines in the comments).
-var seed001Notebook03 = []seed001Output{
-	{"// PyTorch cell [22]", `tensor([[0.1921, 0.1646, 0.1652, 0.1550, 0.1721, 0.1510],
+var seed001Notebook03 = []printed{
+	{cell: "// PyTorch cell [22]", text: `tensor([[0.1921, 0.1646, 0.1652, 0.1550, 0.1721, 0.1510],
         [0.2041, 0.1659, 0.1662, 0.1496, 0.1665, 0.1477],
         [0.2036, 0.1659, 0.1662, 0.1498, 0.1664, 0.1480],
         [0.1869, 0.1667, 0.1668, 0.1571, 0.1661, 0.1564],
         [0.1830, 0.1669, 0.1670, 0.1588, 0.1658, 0.1585],
         [0.1935, 0.1663, 0.1666, 0.1542, 0.1666, 0.1529]],
        grad_fn=<SoftmaxBackward0>)`}, // lines 388–394
-	{"// PyTorch cell [24]", `tensor([[1., 1., 1., 1., 1., 1.],
+	{cell: "// PyTorch cell [24]", text: `tensor([[1., 1., 1., 1., 1., 1.],
         [1., 1., 1., 1., 1., 1.],
         [1., 1., 1., 1., 1., 1.],
         [1., 1., 1., 1., 1., 1.],
@@ -306,21 +189,21 @@ tensor([[1., 0., 0., 0., 0., 0.],
         [1., 1., 1., 1., 0., 0.],
         [1., 1., 1., 1., 1., 0.],
         [1., 1., 1., 1., 1., 1.]])`}, // lines 404–415
-	{"// PyTorch cell [30]", `tensor([[0.1921, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],
+	{cell: "// PyTorch cell [30]", text: `tensor([[0.1921, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],
         [0.2041, 0.1659, 0.0000, 0.0000, 0.0000, 0.0000],
         [0.2036, 0.1659, 0.1662, 0.0000, 0.0000, 0.0000],
         [0.1869, 0.1667, 0.1668, 0.1571, 0.0000, 0.0000],
         [0.1830, 0.1669, 0.1670, 0.1588, 0.1658, 0.0000],
         [0.1935, 0.1663, 0.1666, 0.1542, 0.1666, 0.1529]],
        grad_fn=<MulBackward0>)`}, // lines 422–428
-	{"// PyTorch cell [42]", `tensor([[1.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],
+	{cell: "// PyTorch cell [42]", text: `tensor([[1.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],
         [0.5517, 0.4483, 0.0000, 0.0000, 0.0000, 0.0000],
         [0.3800, 0.3097, 0.3103, 0.0000, 0.0000, 0.0000],
         [0.2758, 0.2460, 0.2462, 0.2319, 0.0000, 0.0000],
         [0.2175, 0.1983, 0.1984, 0.1888, 0.1971, 0.0000],
         [0.1935, 0.1663, 0.1666, 0.1542, 0.1666, 0.1529]],
        grad_fn=<DivBackward0>)`}, // lines 440–446
-	{"// PyTorch cell [47]", `tensor([[1., 1., 1., 1., 1., 1.],
+	{cell: "// PyTorch cell [47]", text: `tensor([[1., 1., 1., 1., 1., 1.],
         [0., 1., 1., 1., 1., 1.],
         [0., 0., 1., 1., 1., 1.],
         [0., 0., 0., 1., 1., 1.],
@@ -338,28 +221,28 @@ tensor([[0., 0., 1., 1., 1., 1.],
         [0., 0., 0., 0., 0., 1.],
         [0., 0., 0., 0., 0., 0.],
         [0., 0., 0., 0., 0., 0.]])`}, // lines 454–471
-	{"// PyTorch cell [48]", `tensor([[0.2899,   -inf,   -inf,   -inf,   -inf,   -inf],
+	{cell: "// PyTorch cell [48]", text: `tensor([[0.2899,   -inf,   -inf,   -inf,   -inf,   -inf],
         [0.4656, 0.1723,   -inf,   -inf,   -inf,   -inf],
         [0.4594, 0.1703, 0.1731,   -inf,   -inf,   -inf],
         [0.2642, 0.1024, 0.1036, 0.0186,   -inf,   -inf],
         [0.2183, 0.0874, 0.0882, 0.0177, 0.0786,   -inf],
         [0.3408, 0.1270, 0.1290, 0.0198, 0.1290, 0.0078]],
        grad_fn=<MaskedFillBackward0>)`}, // lines 479–485
-	{"// PyTorch cell [49]", `tensor([[1.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],
+	{cell: "// PyTorch cell [49]", text: `tensor([[1.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],
         [0.5517, 0.4483, 0.0000, 0.0000, 0.0000, 0.0000],
         [0.3800, 0.3097, 0.3103, 0.0000, 0.0000, 0.0000],
         [0.2758, 0.2460, 0.2462, 0.2319, 0.0000, 0.0000],
         [0.2175, 0.1983, 0.1984, 0.1888, 0.1971, 0.0000],
         [0.1935, 0.1663, 0.1666, 0.1542, 0.1666, 0.1529]],
        grad_fn=<SoftmaxBackward0>)`}, // lines 492–498
-	{"// PyTorch cell [56]", `tensor([[2., 2., 0., 2., 2., 0.],
+	{cell: "// PyTorch cell [56]", text: `tensor([[2., 2., 0., 2., 2., 0.],
         [0., 0., 0., 2., 0., 2.],
         [2., 2., 2., 2., 0., 2.],
         [0., 2., 2., 0., 0., 2.],
         [0., 2., 0., 2., 0., 2.],
         [0., 2., 2., 2., 2., 0.]])`}, // lines 509–514
-	{"// PyTorch cell [57]", `torch.Size([2, 6, 3])`}, // line 523
-	{"// PyTorch cell [85]", `Original tensor shape: torch.Size([2, 3, 4])
+	{cell: "// PyTorch cell [57]", text: `torch.Size([2, 6, 3])`}, // line 523
+	{cell: "// PyTorch cell [85]", text: `Original tensor shape: torch.Size([2, 3, 4])
 Mask shape: torch.Size([3, 4])
 Mask: tensor([[False, False, False, False],
         [ True,  True,  True,  True],
@@ -373,14 +256,14 @@ tensor([[[ 1.,  1.,  1.,  1.],
         [[ 1.,  1.,  1.,  1.],
          [-2., -2., -2., -2.],
          [ 1.,  1.,  1.,  1.]]])`}, // lines 545–558
-	{"// PyTorch cell [73]", `Shape of attn_scores: torch.Size([2, 6, 6])
+	{cell: "// PyTorch cell [73]", text: `Shape of attn_scores: torch.Size([2, 6, 6])
 context_vecs.shape: torch.Size([2, 6, 2])`}, // lines 611–612
 }
 
 // seed001Notebook04 is what the PyTorch cells mirrored by notebook 04 print: the seed's
 // output, pasted verbatim (seed lines in the comments).
-var seed001Notebook04 = []seed001Output{
-	{"// PyTorch cell [67]", `context_vecs.shape: torch.Size([2, 6, 4])
+var seed001Notebook04 = []printed{
+	{cell: "// PyTorch cell [67]", text: `context_vecs.shape: torch.Size([2, 6, 4])
 tensor([[[-0.4519,  0.2216,  0.4772,  0.1063],
          [-0.5874,  0.0058,  0.5891,  0.3257],
          [-0.6300, -0.0632,  0.6202,  0.3860],
@@ -394,37 +277,37 @@ tensor([[[-0.4519,  0.2216,  0.4772,  0.1063],
          [-0.5675, -0.0843,  0.5478,  0.3589],
          [-0.5526, -0.0981,  0.5321,  0.3428],
          [-0.5299, -0.1081,  0.5077,  0.3493]]], grad_fn=<CatBackward0>)`}, // lines 643–656
-	{"// PyTorch cell [91]", `Original tensor: tensor([ 1,  2,  3,  4,  5,  6,  7,  8,  9, 10, 11, 12])
+	{cell: "// PyTorch cell [91]", text: `Original tensor: tensor([ 1,  2,  3,  4,  5,  6,  7,  8,  9, 10, 11, 12])
 Original shape: torch.Size([12])`}, // lines 669–670
-	{"// PyTorch cell [92]", `Reshaped to 3x4:
+	{cell: "// PyTorch cell [92]", text: `Reshaped to 3x4:
 tensor([[ 1,  2,  3,  4],
         [ 5,  6,  7,  8],
         [ 9, 10, 11, 12]])
 New shape: torch.Size([3, 4])`}, // lines 681–685
-	{"// PyTorch cell [88]", `Reshaped to 2x2x3:
+	{cell: "// PyTorch cell [88]", text: `Reshaped to 2x2x3:
 tensor([[[ 1,  2,  3],
          [ 4,  5,  6]],
 
         [[ 7,  8,  9],
          [10, 11, 12]]])
 New shape: torch.Size([2, 2, 3])`}, // lines 696–702
-	{"// PyTorch cell [101]", `Reshaped with automatic dimension:
+	{cell: "// PyTorch cell [101]", text: `Reshaped with automatic dimension:
 tensor([[[ 1,  2,  3],
          [ 4,  5,  6]],
 
         [[ 7,  8,  9],
          [10, 11, 12]]])
 New shape: torch.Size([2, 2, 3])`}, // lines 713–719
-	{"// PyTorch cell [90]", `Flattened tensor:
+	{cell: "// PyTorch cell [90]", text: `Flattened tensor:
 tensor([ 1,  2,  3,  4,  5,  6,  7,  8,  9, 10, 11, 12])
 New shape: torch.Size([12])`}, // lines 730–732
-	{"// PyTorch cell [106]", `contiguous tensor:
+	{cell: "// PyTorch cell [106]", text: `contiguous tensor:
 tensor([[[ 1,  2,  3],
          [ 4,  5,  6]],
 
         [[ 7,  8,  9],
          [10, 11, 12]]])`}, // lines 742–747
-	{"// PyTorch cell [102], seeded", `Weight shape: torch.Size([5, 3])
+	{cell: "// PyTorch cell [102], seeded", text: `Weight shape: torch.Size([5, 3])
 Bias shape: torch.Size([5])
 
 Input x1 shape: torch.Size([3])
@@ -438,7 +321,7 @@ Output y3 shape: torch.Size([4, 6, 5])
 
 Manual calculation shape: torch.Size([5])
 Are results equal? True`}, // lines 794–807
-	{"// PyTorch cell [123]", `context_vecs.shape: torch.Size([2, 6, 2])
+	{cell: "// PyTorch cell [123]", text: `context_vecs.shape: torch.Size([2, 6, 2])
 tensor([[[0.3190, 0.4858],
          [0.2943, 0.3897],
          [0.2856, 0.3593],
@@ -455,88 +338,88 @@ tensor([[[0.3190, 0.4858],
 }
 
 // Where a notebook corrects the seed, the seed's own line is not expected: the corrected line is.
-var seed001Corrections = []seed001Output{
+var seed001Corrections = []printed{
 	// Seed cell [8] printed a under the label "> b" (print("> b", a)): "> b tensor([1, 2, 3])".
-	{"// PyTorch cell [8]", "> b tensor([4, 5, 7])"},
+	{cell: "// PyTorch cell [8]", text: "> b tensor([4, 5, 7])"},
 	// Seed cell [8] computed a[None, :, None] but labelled it "> a[:, None, None]".
-	{"// PyTorch cell [8], rows and columns", "> a[None, :, None] tensor([[[1],\n         [2],\n         [3]]])"},
+	{cell: "// PyTorch cell [8], rows and columns", text: "> a[None, :, None] tensor([[[1],\n         [2],\n         [3]]])"},
 	// Seed cell [106] printed x_flat.shape (torch.Size([12])) as the shape of x_contig.
-	{"// PyTorch cell [106]", "New shape: torch.Size([2, 2, 3])"},
+	{cell: "// PyTorch cell [106]", text: "New shape: torch.Size([2, 2, 3])"},
 }
 
 // seed001Extras01 are the lines notebook 01 prints beyond the seed (values checked with PyTorch 1.13).
-var seed001Extras01 = append(seed001Pick(seed001Corrections, 0, 1), []seed001Output{
-	{"// PyTorch cell [1]", "inputs.shape: torch.Size([6, 3])\ntensor([[0.4300, 0.1500, 0.8900],\n        [0.0500, 0.8000, 0.5500]])"},
-	{"// PyTorch cell [2]", "attn_scores_2.shape: torch.Size([6])"},
-	{"// PyTorch cell [4]", "Sum: tensor(1.)"},
-	{`display.Println("exp(88), exp(89):", eager.Exp(eager.Tensor([]float64{88, 89})))`, strings.Join([]string{
+var seed001Extras01 = append(seed001Pick(seed001Corrections, 0, 1), []printed{
+	{cell: "// PyTorch cell [1]", text: "inputs.shape: torch.Size([6, 3])\ntensor([[0.4300, 0.1500, 0.8900],\n        [0.0500, 0.8000, 0.5500]])"},
+	{cell: "// PyTorch cell [2]", text: "attn_scores_2.shape: torch.Size([6])"},
+	{cell: "// PyTorch cell [4]", text: "Sum: tensor(1.)"},
+	{cell: `display.Println("exp(88), exp(89):", eager.Exp(eager.Tensor([]float64{88, 89})))`, text: strings.Join([]string{
 		"exp(88), exp(89): tensor([1.6516e+38,        inf])",
 		"softmaxNaive(big):      tensor([nan, nan, nan])",
 		"big - max(big):         tensor([-2., -1.,  0.])",
 		"softmaxNaive(big - max): tensor([0.0900, 0.2447, 0.6652])",
 		"softmax(big):           tensor([0.0900, 0.2447, 0.6652])",
 	}, "\n")},
-	{`naive, stable := softmaxNaive(attnScores2), eager.Softmax(attnScores2, 0)`, "naive:  tensor([0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581])\nstable: tensor([0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581])\nallclose: True"},
-	{"// PyTorch cell [5]", "context_vec_2.shape: torch.Size([3])"},
-	{"// PyTorch cell [7]", "same as the loops, bit for bit: True"},
-	{`showError(func() { eager.Mul(inputs, eager.T(inputs)) }) // inputs * inputs.T`, "error: eager.Mul: a [6 3] and b [3 6] don't broadcast…"},
-	{"// PyTorch cell [8], stack and .T", "c.shape: torch.Size([2, 3])  c.T.shape: torch.Size([3, 2])"},
-	{"// PyTorch cell [8], rows and columns", strings.Join([]string{
+	{cell: `naive, stable := softmaxNaive(attnScores2), eager.Softmax(attnScores2, 0)`, text: "naive:  tensor([0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581])\nstable: tensor([0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581])\nallclose: True"},
+	{cell: "// PyTorch cell [5]", text: "context_vec_2.shape: torch.Size([3])"},
+	{cell: "// PyTorch cell [7]", text: "same as the loops, bit for bit: True"},
+	{cell: `showError(func() { eager.Mul(inputs, eager.T(inputs)) }) // inputs * inputs.T`, text: "error: eager.Mul: a [6 3] and b [3 6] don't broadcast…"},
+	{cell: "// PyTorch cell [8], stack and .T", text: "c.shape: torch.Size([2, 3])  c.T.shape: torch.Size([3, 2])"},
+	{cell: "// PyTorch cell [8], rows and columns", text: strings.Join([]string{
 		"> a.T tensor([1, 2, 3])",
 		"> a.unsqueeze(0).permute(1, 0) tensor([[1],",
 		"shapes: torch.Size([1, 3]) torch.Size([3, 1]) torch.Size([1, 3, 1])",
 		"error: eager.Unsqueeze: dim=2 out of range…",
 	}, "\n")},
-	{"// PyTorch cell [8], * and @", "> (a*b).sum() tensor(35)"},
-	{"// PyTorch cell [9]", "row sums: tensor([1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000])\nrow 1 equals attn_weights_2: True"},
-	{"// PyTorch cell [10]", "all_context_vecs.shape: torch.Size([6, 3])\nrow 1: tensor([0.4419, 0.6515, 0.5683])"},
+	{cell: "// PyTorch cell [8], * and @", text: "> (a*b).sum() tensor(35)"},
+	{cell: "// PyTorch cell [9]", text: "row sums: tensor([1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000])\nrow 1 equals attn_weights_2: True"},
+	{cell: "// PyTorch cell [10]", text: "all_context_vecs.shape: torch.Size([6, 3])\nrow 1: tensor([0.4419, 0.6515, 0.5683])"},
 }...)
 
-var seed001Pictures01 = []seed001Picture{
+var seed001Pictures01 = []picture{
 	{"display.ShowHeatmap(AttnWeights(), tokens...)", []string{">Your<", ">journey<", ">step<", ">0.24<", "every row sums to 1"}},
 }
 
-var seed001Extras02 = []seed001Output{
-	{"// PyTorch cell [11]", "x_2: tensor([0.5500, 0.8700, 0.6600])\nd_in: 3  d_out: 2"},
-	{"// PyTorch cell [12]", "W_query: torch.Size([3, 2])  W_key: torch.Size([3, 2])  W_value: torch.Size([3, 2])"},
-	{"// PyTorch cell [13]", "key_2: tensor([0.4433, 1.1419])  value_2: tensor([0.3951, 1.0037])"},
-	{"// PyTorch cell [16]", "error: eager.MatMul: a [6 2] and b [6 2]: inner dimensions 2 and 6 differ"},
-	{"// PyTorch cell [17]", "sum: tensor(1.)"},
-	{`display.Println("softmax(scores):        ", eager.Softmax(attnScores2, -1))`, strings.Join([]string{
+var seed001Extras02 = []printed{
+	{cell: "// PyTorch cell [11]", text: "x_2: tensor([0.5500, 0.8700, 0.6600])\nd_in: 3  d_out: 2"},
+	{cell: "// PyTorch cell [12]", text: "W_query: torch.Size([3, 2])  W_key: torch.Size([3, 2])  W_value: torch.Size([3, 2])"},
+	{cell: "// PyTorch cell [13]", text: "key_2: tensor([0.4433, 1.1419])  value_2: tensor([0.3951, 1.0037])"},
+	{cell: "// PyTorch cell [16]", text: "error: eager.MatMul: a [6 2] and b [6 2]: inner dimensions 2 and 6 differ"},
+	{cell: "// PyTorch cell [17]", text: "sum: tensor(1.)"},
+	{cell: `display.Println("softmax(scores):        ", eager.Softmax(attnScores2, -1))`, text: strings.Join([]string{
 		"softmax(scores):         tensor([0.1401, 0.2507, 0.2406, 0.1157, 0.0687, 0.1842])",
 		"softmax(scores / √d_k):  tensor([0.1500, 0.2264, 0.2199, 0.1311, 0.0906, 0.1820])",
 		"softmax(scores × 8):     tensor([5.2402e-03, 5.5091e-01, 3.9597e-01, 1.1373e-03, 1.7498e-05, 4.6724e-02])",
 	}, "\n")},
-	{"// PyTorch cell [19]", "output shape: torch.Size([6, 2])\nrow 1: tensor([0.3061, 0.8210])"},
-	{"// PyTorch cell [21]", "W_query.weight.shape: torch.Size([2, 3])\noutput shape: torch.Size([6, 2])"},
-	{`v1 := &SelfAttentionV1{WQuery: eager.T(saV2.WQuery.Weight), WKey: eager.T(saV2.WKey.Weight), WValue: eager.T(saV2.WValue.Weight)}`,
-		"v1 with v2's weights transposed gives v2's output: True"},
-	{`m1 := attention.NewSelfAttentionV1(torchrand.New(123), dIn, dOut)`,
-		"SelfAttentionV1 agrees: True  parameters: 18\nSelfAttentionV2 agrees: True  parameters: 18"},
-	{`display.ShowHeatmap(weights, tokens...)`, "weights shape: torch.Size([6, 6])"},
+	{cell: "// PyTorch cell [19]", text: "output shape: torch.Size([6, 2])\nrow 1: tensor([0.3061, 0.8210])"},
+	{cell: "// PyTorch cell [21]", text: "W_query.weight.shape: torch.Size([2, 3])\noutput shape: torch.Size([6, 2])"},
+	{cell: `v1 := &SelfAttentionV1{WQuery: eager.T(saV2.WQuery.Weight), WKey: eager.T(saV2.WKey.Weight), WValue: eager.T(saV2.WValue.Weight)}`,
+		text: "v1 with v2's weights transposed gives v2's output: True"},
+	{cell: `m1 := attention.NewSelfAttentionV1(torchrand.New(123), dIn, dOut)`,
+		text: "SelfAttentionV1 agrees: True  parameters: 18\nSelfAttentionV2 agrees: True  parameters: 18"},
+	{cell: `display.ShowHeatmap(weights, tokens...)`, text: "weights shape: torch.Size([6, 6])"},
 }
 
-var seed001Pictures02 = []seed001Picture{
+var seed001Pictures02 = []picture{
 	// SelfAttention_v2's weights (seed 789), row 0 of seed cell [22]: 0.1921 0.1646 …
 	{`display.ShowHeatmap(weights, tokens...)`, []string{">journey<", ">0.19<", ">0.16<", "every row sums to 1"}},
 }
 
-var seed001Extras03 = []seed001Output{
-	{"// PyTorch cell [22]", "attn_weights.shape: torch.Size([6, 6])\nrow sums: tensor([1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000])"},
-	{"// PyTorch cell [30]", "row sums: tensor([0.1921, 0.3700, 0.5357, 0.6775, 0.8415, 1.0000])"},
-	{"// PyTorch cell [42]", "row_sums.shape: torch.Size([6, 1])\nrow sums: tensor([1., 1., 1., 1., 1., 1.])"},
-	{`rowSums := eager.Sum(maskedSimple, -1, false) // no keepdim`, strings.Join([]string{
+var seed001Extras03 = []printed{
+	{cell: "// PyTorch cell [22]", text: "attn_weights.shape: torch.Size([6, 6])\nrow sums: tensor([1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000])"},
+	{cell: "// PyTorch cell [30]", text: "row sums: tensor([0.1921, 0.3700, 0.5357, 0.6775, 0.8415, 1.0000])"},
+	{cell: "// PyTorch cell [42]", text: "row_sums.shape: torch.Size([6, 1])\nrow sums: tensor([1., 1., 1., 1., 1., 1.])"},
+	{cell: `rowSums := eager.Sum(maskedSimple, -1, false) // no keepdim`, text: strings.Join([]string{
 		"row_sums.shape: torch.Size([6])",
 		"tensor([[1.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],",
 		"        [1.0625, 0.4483, 0.0000, 0.0000, 0.0000, 0.0000],",
 		"        [1.0070, 0.4495, 0.3109, 0.2276, 0.1979, 0.1529]])",
 		"row sums: tensor([1.0000, 1.5108, 1.8183, 1.9665, 2.1468, 2.3458])",
 	}, "\n")},
-	{"// PyTorch cell [49]", "row sums: tensor([1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000])"},
-	{`a, b := MaskedSimpleNorm(), CausalWeights()`, "same weights: True"},
-	{"// PyTorch cell [56]", "kept 21 of 36 entries, each now 2 (1/(1-0.5)); mean 1.1667"},
+	{cell: "// PyTorch cell [49]", text: "row sums: tensor([1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000])"},
+	{cell: `a, b := MaskedSimpleNorm(), CausalWeights()`, text: "same weights: True"},
+	{cell: "// PyTorch cell [56]", text: "kept 21 of 36 entries, each now 2 (1/(1-0.5)); mean 1.1667"},
 	// torch.manual_seed(123); nn.Dropout(0.5)(attn_weights) on the causal weights of cell [49].
-	{`dropped := torchrand.New(123).Dropout(attnWeights, 0.5)`, strings.Join([]string{
+	{cell: `dropped := torchrand.New(123).Dropout(attnWeights, 0.5)`, text: strings.Join([]string{
 		"tensor([[2.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],",
 		"        [0.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],",
 		"        [0.7599, 0.6194, 0.6206, 0.0000, 0.0000, 0.0000],",
@@ -546,7 +429,7 @@ var seed001Extras03 = []seed001Output{
 	}, "\n")},
 	// The seed prints only the shape of CausalAttention's output; its values (PyTorch 1.13, seed
 	// 123) are the first head of the wrapper in seed cell [67].
-	{"// PyTorch cell [73]", strings.Join([]string{
+	{cell: "// PyTorch cell [73]", text: strings.Join([]string{
 		"tensor([[[-0.4519,  0.2216],",
 		"         [-0.5874,  0.0058],",
 		"         [-0.6300, -0.0632],",
@@ -556,11 +439,11 @@ var seed001Extras03 = []seed001Output{
 		"        [[-0.4519,  0.2216],",
 		"         [-0.5299, -0.1081]]])",
 	}, "\n")},
-	{`m := attention.NewCausalAttention(torchrand.New(123), dIn, dOut, 6, 0.0, false)`,
-		"context vectors agree: True\nweights agree: True  weights shape: torch.Size([2, 6, 6])"},
+	{cell: `m := attention.NewCausalAttention(torchrand.New(123), dIn, dOut, 6, 0.0, false)`,
+		text: "context vectors agree: True\nweights agree: True  weights shape: torch.Size([2, 6, 6])"},
 }
 
-var seed001Pictures03 = []seed001Picture{
+var seed001Pictures03 = []picture{
 	{"// PyTorch cell [24]", []string{"torch.tril(ones)", "1: may attend", "0: future, hidden", ">journey<"}},
 	{`a, b := MaskedSimpleNorm(), CausalWeights()`, []string{"softmax, × tril, renormalise", "masked_fill(−inf), softmax", ">0.55<", ">0.45<", "masked"}},
 	{`dropped := torchrand.New(123).Dropout(example, 0.5)`, []string{"ones(6, 6)", "Dropout(0.5), seed 123", "dropped (dropout)"}},
@@ -568,14 +451,14 @@ var seed001Pictures03 = []seed001Picture{
 	{`weights := eager.Index(ca.LastWeights, 0) // batch element 0: [6, 6]`, []string{"CausalAttention (seed 123): batch 0", ">0.48<", ">0.52<", "every row sums to 1"}},
 }
 
-var seed001Extras04 = append(seed001Pick(seed001Corrections, 2), []seed001Output{
-	{"fmt.Println(\"batch.shape:\", display.Shape(Batch()))", "batch.shape: torch.Size([2, 6, 3])"},
-	{`theirs := attention.NewMultiHeadAttentionWrapper(torchrand.New(123), 3, 2, 6, 0.0, 2, false).Forward(batch)`, "pkg/attention agrees: True"},
-	{"// PyTorch cell [101]", "error: eager.View: cannot view [12] as [5 -1]…"},
-	{"// PyTorch cell [106]", "x_3d.transpose(1, 2).contiguous().view(-1): tensor([ 1,  4,  2,  5,  3,  6,  7, 10,  8, 11,  9, 12])"},
+var seed001Extras04 = append(seed001Pick(seed001Corrections, 2), []printed{
+	{cell: "fmt.Println(\"batch.shape:\", display.Shape(Batch()))", text: "batch.shape: torch.Size([2, 6, 3])"},
+	{cell: `theirs := attention.NewMultiHeadAttentionWrapper(torchrand.New(123), 3, 2, 6, 0.0, 2, false).Forward(batch)`, text: "pkg/attention agrees: True"},
+	{cell: "// PyTorch cell [101]", text: "error: eager.View: cannot view [12] as [5 -1]…"},
+	{cell: "// PyTorch cell [106]", text: "x_3d.transpose(1, 2).contiguous().view(-1): tensor([ 1,  4,  2,  5,  3,  6,  7, 10,  8, 11,  9, 12])"},
 	// torch.manual_seed(123) in front of seed cell [102]: y1 = linear(x1).
-	{"// PyTorch cell [102], seeded", "y1: tensor([-0.2378, -0.1029,  0.3835,  0.0530,  0.1694])"},
-	{"mha.Debug = true", strings.Join([]string{
+	{cell: "// PyTorch cell [102], seeded", text: "y1: tensor([-0.2378, -0.1029,  0.3835,  0.0530,  0.1694])"},
+	{cell: "mha.Debug = true", text: strings.Join([]string{
 		"x                                            torch.Size([2, 6, 3])",
 		"keys = W_key(x)                              torch.Size([2, 6, 2])",
 		"keys.view(b, T, h, hd)                       torch.Size([2, 6, 2, 1])",
@@ -585,24 +468,24 @@ var seed001Extras04 = append(seed001Pick(seed001Corrections, 2), []seed001Output
 		"contiguous().view(b, T, d_out)               torch.Size([2, 6, 2])",
 		"out_proj                                     torch.Size([2, 6, 2])",
 	}, "\n")},
-	{`weights := eager.Index(mha.LastWeights, 0) // batch element 0: [h, T, T]`, strings.Join([]string{
+	{cell: `weights := eager.Index(mha.LastWeights, 0) // batch element 0: [h, T, T]`, text: strings.Join([]string{
 		"attention weights: torch.Size([2, 2, 6, 6]) → batch 0: torch.Size([2, 6, 6])",
 		"row sums: tensor([[1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000],",
 		"        [1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000]])",
 	}, "\n")},
-	{`m := attention.NewMultiHeadAttention(torchrand.New(123), 3, 2, 6, 0.0, 2, false)`, "output agrees: True\nweights agree: True\nparameters: 24"},
+	{cell: `m := attention.NewMultiHeadAttention(torchrand.New(123), 3, 2, 6, 0.0, 2, false)`, text: "output agrees: True\nweights agree: True\nparameters: 24"},
 }...)
 
-var seed001Pictures04 = []seed001Picture{
+var seed001Pictures04 = []picture{
 	{`display.ShowFigure(display.HeadSplit(6, 2, 1).Batch(2).Tokens(tokens...).Title("MultiHeadAttention(d_out=2, num_heads=2): head_dim 1"))`,
 		[]string{"x.view(b, t, h, hd)", ".transpose(1, 2)", "[2, 6, 2, 1]", "[2, 2, 6, 1]", "head k gets feature k of every token"}},
 	{`weights := eager.Index(mha.LastWeights, 0) // batch element 0: [h, T, T]`,
 		[]string{"MultiHeadAttention (seed 123), batch 0", ">head 0<", ">head 1<", ">0.48<", ">0.52<", ">0.50<"}},
 }
 
-// pick returns the corrections at the given indexes.
-func seed001Pick(s []seed001Output, idx ...int) []seed001Output {
-	var out []seed001Output
+// seed001Pick returns the corrections at the given indexes.
+func seed001Pick(s []printed, idx ...int) []printed {
+	var out []printed
 	for _, i := range idx {
 		out = append(out, s[i])
 	}

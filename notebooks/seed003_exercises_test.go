@@ -40,23 +40,6 @@ func seed003Corpus(t *testing.T) string {
 	return ""
 }
 
-// seed003Clean fails the test for every code cell that did not run, raised an error or wrote to
-// stderr.
-func seed003Clean(t *testing.T, r *nbrun.Result) {
-	t.Helper()
-	if len(r.Code()) == 0 {
-		t.Fatalf("%s: no code cells", r.Notebook)
-	}
-	for _, c := range r.Code() {
-		if !c.Executed {
-			t.Errorf("%s cell %d did not run", r.Notebook, c.Index)
-		}
-		if len(c.Errors) > 0 || c.Stderr != "" {
-			t.Errorf("%s cell %d: errors %v, stderr %q", r.Notebook, c.Index, c.Errors, c.Stderr)
-		}
-	}
-}
-
 // seed003Output is what one cell (the first whose source contains Cell) must print: exactly Exact
 // when set, and each of Contains.
 type seed003Output struct {
@@ -108,7 +91,7 @@ var seed003CorpusFree = []seed003Output{
 func TestSeed003DataForAGPT(t *testing.T) {
 	corpus := seed003Corpus(t)
 	r := nbrun.Execute(t, seed003Notebook)
-	seed003Clean(t, r)
+	checkClean(t, r)
 
 	seed003CheckOutputs(t, r, seed003CorpusFree)
 	seed003CheckOutputs(t, r, []seed003Output{
@@ -144,7 +127,7 @@ func TestSeed003CorpusMissing(t *testing.T) {
 	empty := t.TempDir()
 	t.Setenv("ATTNBOOK_DATA", empty)
 	r := nbrun.Execute(t, seed003Notebook)
-	seed003Clean(t, r)
+	checkClean(t, r)
 
 	want := filepath.Join(empty, "tinyshakespeare.txt")
 	help := r.Find(t, "func loadCorpus()").Stdout
@@ -168,7 +151,7 @@ func TestSeed003CorpusMissing(t *testing.T) {
 // TestExercises runs notebook 08: every check passes with the answers filled in.
 func TestExercises(t *testing.T) {
 	r := nbrun.Execute(t, seed003ExercisesNotebook)
-	seed003Clean(t, r)
+	checkClean(t, r)
 
 	out := r.Stdout()
 	if strings.Contains(out, "✗") {

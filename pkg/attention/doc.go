@@ -73,36 +73,29 @@
 package attention
 
 import (
-	"errors"
 	"fmt"
 
+	"github.com/attnbook/attnbook/internal/argerr"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
 )
 
 // ErrInvalidArgument is matched (errors.Is) by every *ArgumentError this package panics with.
-var ErrInvalidArgument = errors.New("attention: invalid argument")
+var ErrInvalidArgument = argerr.Sentinel("attention")
 
 // ArgumentError is the value this package panics with when a function, a constructor or a
 // graph builder gets a bad argument. Its message reads "attention.<Func>: <Arg> <Problem>", for
 // example "attention.SplitHeads: x shape (Float32)[2 6 5]: last axis (5) is not divisible by
-// numHeads (2)".
-type ArgumentError struct {
-	Func    string // function or method, e.g. "SplitHeads" or "MultiHeadAttention.Apply"
-	Arg     string // argument, e.g. "x"
-	Problem string // what is wrong with it, naming the shapes involved
-}
+// numHeads (2)". Its Pkg field is "attention".
+type ArgumentError = argerr.Error
 
-// Error implements error.
-func (e *ArgumentError) Error() string {
-	return "attention." + e.Func + ": " + e.Arg + " " + e.Problem
+// argErr returns an *ArgumentError of this package.
+func argErr(fn, arg, format string, args ...any) *ArgumentError {
+	return argerr.New("attention", fn, arg, format, args...)
 }
-
-// Is reports whether target is ErrInvalidArgument.
-func (e *ArgumentError) Is(target error) bool { return target == ErrInvalidArgument }
 
 // argPanic panics with an *ArgumentError.
 func argPanic(fn, arg, format string, args ...any) {
-	panic(&ArgumentError{Func: fn, Arg: arg, Problem: fmt.Sprintf(format, args...)})
+	argerr.Panic("attention", fn, arg, format, args...)
 }
 
 // Catch runs fn and returns the error it panicked with (an *ArgumentError, or any other error
@@ -110,19 +103,7 @@ func argPanic(fn, arg, format string, args ...any) {
 // Panics that are not errors are passed on.
 //
 //	err := attention.Catch(func() { attention.SplitHeads(x, 4) })
-func Catch(fn func()) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			if e, ok := r.(error); ok {
-				err = e
-				return
-			}
-			panic(r)
-		}
-	}()
-	fn()
-	return nil
-}
+func Catch(fn func()) error { return argerr.CatchAny(fn) }
 
 // checkRank panics unless x has one of the given ranks.
 func checkRank(fn, arg string, x *Node, ranks ...int) {

@@ -178,16 +178,16 @@ func (m *Module) LoadStateDict(sd map[string]*tensors.Tensor) error {
 	fn := m.kind + ".LoadStateDict"
 	for k := range sd {
 		if _, ok := m.shapes[k]; !ok {
-			return &ArgumentError{Func: fn, Arg: "sd", Problem: fmt.Sprintf("has unexpected key %q; want %s", k, strings.Join(m.keys, ", "))}
+			return argErr(fn, "sd", "has unexpected key %q; want %s", k, strings.Join(m.keys, ", "))
 		}
 	}
 	for _, k := range m.keys {
 		t, ok := sd[k]
 		if !ok || t == nil {
-			return &ArgumentError{Func: fn, Arg: "sd", Problem: fmt.Sprintf("misses key %q", k)}
+			return argErr(fn, "sd", "misses key %q", k)
 		}
 		if !t.Shape().Equal(m.shapes[k]) {
-			return &ArgumentError{Func: fn, Arg: "sd", Problem: fmt.Sprintf("key %q has shape %s, want %s", k, t.Shape(), m.shapes[k])}
+			return argErr(fn, "sd", "key %q has shape %s, want %s", k, t.Shape(), m.shapes[k])
 		}
 	}
 	for _, k := range m.keys {

@@ -1,33 +1,22 @@
 package torchrand
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/attnbook/attnbook/internal/argerr"
 )
 
 // ErrInvalidArgument is matched (errors.Is) by every *ArgumentError this package panics with.
-var ErrInvalidArgument = errors.New("torchrand: invalid argument")
+var ErrInvalidArgument = argerr.Sentinel("torchrand")
 
 // ArgumentError is the value this package panics with when a function is called with a bad
 // argument. Its message reads "torchrand.<Func>: <Arg> <Problem>", for example
-// "torchrand.Dropout: p must be in [0, 1], got NaN".
-type ArgumentError struct {
-	Func    string // function or method name, e.g. "Dropout"
-	Arg     string // argument name, e.g. "p"
-	Problem string // what is wrong with it, e.g. "must be in [0, 1], got NaN"
-}
-
-// Error implements error.
-func (e *ArgumentError) Error() string {
-	return "torchrand." + e.Func + ": " + e.Arg + " " + e.Problem
-}
-
-// Is reports whether target is ErrInvalidArgument.
-func (e *ArgumentError) Is(target error) bool { return target == ErrInvalidArgument }
+// "torchrand.Dropout: p must be in [0, 1], got NaN". Its Pkg field is "torchrand".
+type ArgumentError = argerr.Error
 
 // argPanic panics with an *ArgumentError.
 func argPanic(fn, arg, format string, args ...any) {
-	panic(&ArgumentError{Func: fn, Arg: arg, Problem: fmt.Sprintf(format, args...)})
+	argerr.Panic("torchrand", fn, arg, format, args...)
 }
 
 // Catch runs fn and returns the *ArgumentError it panicked with, or nil if it returned normally.
@@ -35,19 +24,7 @@ func argPanic(fn, arg, format string, args ...any) {
 //
 //	err := torchrand.Catch(func() { g.Rand(2, -1) })
 //	// err.Error() == "torchrand.Rand: dims[1] must be >= 0, got -1"
-func Catch(fn func()) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			if ae, ok := r.(*ArgumentError); ok {
-				err = ae
-				return
-			}
-			panic(r)
-		}
-	}()
-	fn()
-	return nil
-}
+func Catch(fn func()) error { return argerr.Catch(ErrInvalidArgument, fn) }
 
 // checkDims panics unless every dimension is >= 0, and returns the number of elements.
 func checkDims(fn string, dims []int) int {
