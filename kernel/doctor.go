@@ -62,7 +62,7 @@ func doctorChecks(ctx context.Context, e *env) []check {
 	if _, _, err := checkGo(e); err != nil {
 		cs[0].Problem = err.Error()
 	}
-	for _, t := range goTools() {
+	for _, t := range goTools(e.Go.GOVERSION) {
 		c := check{Name: t.Name, Optional: !t.Required}
 		have := t.Installed(e)
 		switch {

@@ -194,7 +194,7 @@ func runPrerequisites(ctx context.Context, e *env) (*python, error) {
 	if py == nil || !py.CanRun() {
 		return nil, fmt.Errorf("Jupyter's nbclient is not installed (looked in %s): run go run ./kernel setup", strings.Join(pythonCandidates(), ", "))
 	}
-	for _, t := range goTools() {
+	for _, t := range goTools(e.Go.GOVERSION) {
 		if !t.Required {
 			continue
 		}

@@ -15,16 +15,44 @@ import (
 )
 
 // Pinned tools. GoNB is installed from go.mod's tool line (`go install` in the repository), and
-// gonbVersion must match it (a test checks); goimports is built from the golang.org/x/tools that
-// gopls v0.23.0 requires, so one module download serves both.
+// gonbVersion must match it (a test checks). gopls follows the toolchain: each gopls release
+// needs a recent Go (v0.23.0 needs Go 1.26), and go.mod allows Go 1.24.3 (Debian trixie's Go 1.24
+// in the classroom image), so older toolchains get the newest gopls they can build. goimports is
+// built from the golang.org/x/tools that gopls requires, so one module download serves both.
 const (
-	gonbModule       = "github.com/janpfeifer/gonb"
-	gonbVersion      = "v0.11.1"
-	toolsModule      = "golang.org/x/tools"
-	goimportsVersion = "v0.47.1-0.20260707181000-a299dadba899"
-	goplsModule      = "golang.org/x/tools/gopls"
-	goplsVersion     = "v0.23.0"
+	gonbModule  = "github.com/janpfeifer/gonb"
+	gonbVersion = "v0.11.1"
+	toolsModule = "golang.org/x/tools"
+	goplsModule = "golang.org/x/tools/gopls"
 )
+
+// toolPin is the gopls release and the x/tools version goimports is built from, for a toolchain.
+type toolPin struct {
+	MinGo     int // minor version of Go 1.x the pin needs
+	Gopls     string
+	Goimports string
+}
+
+// toolPins, newest first: the first whose MinGo the toolchain meets is used.
+var toolPins = []toolPin{
+	{26, "v0.23.0", "v0.47.1-0.20260707181000-a299dadba899"},
+	{23, "v0.20.0", "v0.35.1-0.20250728180453-01a3475a31bc"},
+}
+
+// pinFor picks the tool pin for a `go env GOVERSION` like "go1.26.8" (the newest one when the
+// version can't be read, e.g. a devel toolchain).
+func pinFor(goVersion string) toolPin {
+	var minor int
+	if _, err := fmt.Sscanf(goVersion, "go1.%d", &minor); err != nil {
+		return toolPins[0]
+	}
+	for _, p := range toolPins {
+		if minor >= p.MinGo {
+			return p
+		}
+	}
+	return toolPins[len(toolPins)-1]
+}
 
 // aptPackages is what `setup` installs on Debian/Ubuntu when Jupyter is missing.
 var aptPackages = []string{"jupyter-notebook", "jupyter-client", "python3-nbclient", "jupyter-nbconvert", "python3-ipykernel"}
@@ -44,7 +72,9 @@ func (t goTool) Path(e *env) string { return filepath.Join(e.Go.ToolDir(), t.Nam
 // Installed is the version of the installed binary, or "".
 func (t goTool) Installed(e *env) string { return toolVersion(t.Path(e), t.Module) }
 
-func goTools() []goTool {
+func goTools(goVersion string) []goTool {
+	pin := pinFor(goVersion)
+	goimportsVersion, goplsVersion := pin.Goimports, pin.Gopls
 	return []goTool{
 		{Name: "gonb", Module: gonbModule, Version: gonbVersion, Install: []string{"install", gonbModule}, Required: true,
 			Why: "the Go kernel (version from go.mod's tool line)"},
@@ -93,7 +123,7 @@ func setup(ctx context.Context, e *env) error {
 	fmt.Fprintf(e.Stdout, "setup: attnbook at %s\n", e.Root)
 	var spec string
 	steps := []step{{"Go toolchain", func(context.Context) (string, string, error) { return checkGo(e) }}}
-	for _, t := range goTools() {
+	for _, t := range goTools(e.Go.GOVERSION) {
 		steps = append(steps, step{t.Name, func(ctx context.Context) (string, string, error) {
 			return installTool(ctx, e, t)
 		}})

@@ -7,17 +7,31 @@ import (
 	"testing"
 )
 
+func TestToolPinFollowsTheToolchain(t *testing.T) {
+	for _, tc := range []struct{ goVersion, gopls string }{
+		{"go1.26.8", "v0.23.0"},
+		{"go1.27rc1", "v0.23.0"},
+		{"go1.25.3", "v0.20.0"},
+		{"go1.24.4", "v0.20.0"}, // Debian trixie (the classroom image)
+		{"devel go1.27-abcdef", "v0.23.0"},
+	} {
+		if got := pinFor(tc.goVersion).Gopls; got != tc.gopls {
+			t.Errorf("pinFor(%q).Gopls = %q, want %q", tc.goVersion, got, tc.gopls)
+		}
+	}
+}
+
 func TestGoToolsArePinned(t *testing.T) {
 	root, err := findRoot(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools := goTools()
+	tools := goTools("go1.26.8")
 	gonb := requiredVersion(filepath.Join(root, "go.mod"), gonbModule)
 	if gonb != gonbVersion {
 		t.Errorf("go.mod requires gonb %q but gonbVersion is %q: update the constant with the tool line", gonb, gonbVersion)
 	}
-	want := map[string]string{"gonb": gonb, "goimports": goimportsVersion, "gopls": "v0.23.0"}
+	want := map[string]string{"gonb": gonb, "goimports": "v0.47.1-0.20260707181000-a299dadba899", "gopls": "v0.23.0"}
 	for _, tool := range tools {
 		if tool.Version != want[tool.Name] {
 			t.Errorf("%s pinned at %q, want %q", tool.Name, tool.Version, want[tool.Name])
