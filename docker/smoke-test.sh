@@ -55,9 +55,11 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
 if [ "$build" = 1 ]; then
   "$root/docker/build-base.sh"
-  corpus="$root/../shared/data/tinyshakespeare.txt"
+  corpus="${ATTNBOOK_DATA:-$root/../shared/data}/tinyshakespeare.txt"
   if [ -f "$corpus" ] && [ ! -e "$root/docker/data/tinyshakespeare.txt" ]; then
     mkdir -p "$root/docker/data" && cp "$corpus" "$root/docker/data/" && made_data=1
+  elif [ ! -f "$corpus" ]; then
+    echo "smoke: no local corpus at $corpus (set ATTNBOOK_DATA to its folder): the build will try to download it"
   fi
   old=$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)
   t=$(now)
