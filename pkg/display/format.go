@@ -376,15 +376,24 @@ func (fm *formatter) format(v *values, i int) string {
 // pyFloatFormat is Python's "{:.<prec>f}" / "{:.<prec>e}".format(x): the same correctly
 // rounded digits as strconv, with Python's spelling of the non-finite values.
 func pyFloatFormat(x float64, verb byte, prec int) string {
-	switch {
-	case math.IsNaN(x):
-		return "nan"
-	case math.IsInf(x, 1):
-		return "inf"
-	case math.IsInf(x, -1):
-		return "-inf"
+	if s, ok := nonFinite(x); ok {
+		return s
 	}
 	return strconv.FormatFloat(x, verb, prec, 64)
+}
+
+// nonFinite spells NaN and ±Inf as Python and PyTorch do ("nan", "inf", "-inf"); ok is false
+// for finite x.
+func nonFinite(x float64) (s string, ok bool) {
+	switch {
+	case math.IsNaN(x):
+		return "nan", true
+	case math.IsInf(x, 1):
+		return "inf", true
+	case math.IsInf(x, -1):
+		return "-inf", true
+	}
+	return "", false
 }
 
 // Size prints dimensions as PyTorch prints a shape: Size(2, 6, 3) is "torch.Size([2, 6, 3])".
@@ -431,13 +440,10 @@ func Float(f float32) string { return pyRepr(float64(f)) }
 // pyRepr is Python's repr(float): shortest round-trip digits, fixed notation for
 // decimal exponents in [-5, 16) and "1e-05"/"1e+16" style outside it, ".0" on whole numbers.
 func pyRepr(x float64) string {
+	if s, ok := nonFinite(x); ok {
+		return s
+	}
 	switch {
-	case math.IsNaN(x):
-		return "nan"
-	case math.IsInf(x, 1):
-		return "inf"
-	case math.IsInf(x, -1):
-		return "-inf"
 	case x == 0:
 		if math.Signbit(x) {
 			return "-0.0"

@@ -238,13 +238,10 @@ func cellNumber(ms []*matrix) func(float64) string {
 		}
 	}
 	return func(x float64) string {
+		if s, ok := nonFinite(x); ok {
+			return s
+		}
 		switch {
-		case math.IsNaN(x):
-			return "nan"
-		case math.IsInf(x, 1):
-			return "inf"
-		case math.IsInf(x, -1):
-			return "-inf"
 		case whole && maxAbs < 1e5:
 			return strconv.FormatFloat(x, 'f', 0, 64)
 		case maxAbs < 10:
