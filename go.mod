@@ -1,19 +1,19 @@
 module github.com/attnbook/attnbook
 
-go 1.24.3
+go 1.26.5
 
 require (
 	github.com/chromedp/chromedp v0.14.1
-	github.com/gomlx/go-xla v0.1.4
-	github.com/gomlx/gomlx v0.26.0
-	github.com/janpfeifer/gonb v0.11.1
+	github.com/gomlx/compute v0.1.6
+	github.com/gomlx/go-xla v0.4.5
+	github.com/gomlx/gomlx v0.28.8
+	github.com/janpfeifer/gonb v0.11.5
 	github.com/x448/float16 v0.8.4
 )
 
 require (
 	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327 // indirect
 	github.com/chromedp/sysutil v1.1.0 // indirect
-	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/fatih/color v1.18.0 // indirect
 	github.com/fsnotify/fsnotify v1.8.0 // indirect
 	github.com/go-json-experiment/json v0.0.0-20250725192818-e39067aee2d2 // indirect
@@ -23,8 +23,11 @@ require (
 	github.com/gobwas/httphead v0.1.0 // indirect
 	github.com/gobwas/pool v0.2.1 // indirect
 	github.com/gobwas/ws v1.4.0 // indirect
+	github.com/gofrs/flock v0.13.0 // indirect
 	github.com/gofrs/uuid v4.4.0+incompatible // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/gx-org/backend v0.3.0 // indirect
+	github.com/gx-org/gx v0.6.1 // indirect
 	github.com/janpfeifer/must v0.2.0 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
@@ -37,14 +40,14 @@ require (
 	go.lsp.dev/uri v0.3.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.27.0 // indirect
-	golang.org/x/exp v0.0.0-20250819193227-8b4c13bb791b // indirect
-	golang.org/x/mod v0.27.0 // indirect
-	golang.org/x/sync v0.16.0 // indirect
-	golang.org/x/sys v0.39.0 // indirect
-	golang.org/x/term v0.38.0 // indirect
-	golang.org/x/text v0.28.0 // indirect
-	google.golang.org/protobuf v1.36.10 // indirect
-	k8s.io/klog/v2 v2.130.1 // indirect
+	golang.org/x/exp v0.0.0-20260410095643-746e56fc9e2f // indirect
+	golang.org/x/mod v0.35.0 // indirect
+	golang.org/x/sync v0.20.0 // indirect
+	golang.org/x/sys v0.43.0 // indirect
+	golang.org/x/term v0.40.0 // indirect
+	golang.org/x/text v0.35.0 // indirect
+	google.golang.org/protobuf v1.36.11 // indirect
+	k8s.io/klog/v2 v2.140.0 // indirect
 )
 
 tool github.com/janpfeifer/gonb

@@ -322,7 +322,7 @@ func registerKernel(ctx context.Context, e *env) (string, string, error) {
 }
 
 // warmPackages are compiled by setup so the first notebook cell links instead of compiling GoMLX.
-var warmPackages = []string{"./pkg/...", "github.com/gomlx/gomlx/pkg/core/graph", "github.com/gomlx/gomlx/pkg/core/tensors", "github.com/janpfeifer/gonb/gonbui"}
+var warmPackages = []string{"./pkg/...", "github.com/gomlx/gomlx/core/graph", "github.com/gomlx/gomlx/core/tensors", "github.com/janpfeifer/gonb/gonbui"}
 
 func warmBuildCache(ctx context.Context, e *env) (string, string, error) {
 	args := []string{"build"}

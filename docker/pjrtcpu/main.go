@@ -14,7 +14,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/gomlx/go-xla/pkg/installer"
+	"github.com/gomlx/go-xla/installer"
 )
 
 func main() {

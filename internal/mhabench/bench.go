@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/attnbook/attnbook/pkg/backend"
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // Tolerance is the largest normwise relative error (see [RelErr]) two formulations may differ
@@ -233,8 +233,8 @@ func findRoot() string {
 
 // series is one column of the tables: a GoMLX backend, or PyTorch.
 type series struct {
-	framework, backend string           // "go", "go" | "go", "xla:cpu" | "pytorch", "cpu"
-	gomlx              backends.Backend // nil for PyTorch
+	framework, backend string          // "go", "go" | "go", "xla:cpu" | "pytorch", "cpu"
+	gomlx              compute.Backend // nil for PyTorch
 }
 
 // job is one program to time: a formulation in a mode on one series.
@@ -600,16 +600,16 @@ func backendLabel(cfg string) string {
 }
 
 // newBackend is backends.NewWithConfig with its panics turned into errors.
-func newBackend(cfg string) (b backends.Backend, err error) {
+func newBackend(cfg string) (b compute.Backend, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	return backends.NewWithConfig(cfg)
+	return compute.NewWithConfig(cfg)
 }
 
-func describeLayersScale(b backends.Backend) string {
+func describeLayersScale(b compute.Backend) string {
 	got, want, err := MeasureLayersLogitScale(b, 64)
 	if err != nil {
 		return "measurement failed: " + oneLine(err.Error(), 120)

@@ -5,11 +5,11 @@ import (
 	"math"
 
 	"github.com/attnbook/attnbook/pkg/torchrand"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 )
 
 // Size is one workload: Batch sequences of Tokens tokens, model width Dim (d_in = d_out), Heads
@@ -83,9 +83,9 @@ type Impl struct {
 	Name  string // short name used in tables, files and flags: "chapter"
 	Title string // one line for people
 	// Load creates the variables Build reads, under ctx's scope, from the chapter's weights.
-	Load func(ctx *context.Context, w Weights, s Size)
+	Load func(scope *model.Scope, w Weights, s Size)
 	// Build is the forward pass on x `[B, T, d]`, reading its variables from ctx; `[B, T, d]`.
-	Build func(ctx *context.Context, x *Node, heads int) *Node
+	Build func(scope *model.Scope, x *Node, heads int) *Node
 }
 
 // Impls are the formulations, slowest-to-write first. Every one computes the same function of
@@ -172,25 +172,25 @@ func Wrapper(x *Node, wq, wk, wv []*Node, wo, bo *Node) *Node {
 	return AddBias(Linear(cat, wo), bo) // [B, T, d]
 }
 
-func loadWrapper(ctx *context.Context, w Weights, s Size) {
+func loadWrapper(scope *model.Scope, w Weights, s Size) {
 	hd := s.HeadDim()
 	for h := range s.Heads {
-		c := ctx.In(fmt.Sprintf("head%d", h))
+		c := scope.In(fmt.Sprintf("head%d", h))
 		c.VariableWithValue("W_query", rows(w.Query, h*hd, (h+1)*hd))
 		c.VariableWithValue("W_key", rows(w.Key, h*hd, (h+1)*hd))
 		c.VariableWithValue("W_value", rows(w.Value, h*hd, (h+1)*hd))
 	}
-	ctx.VariableWithValue("out_proj.weight", w.Out)
-	ctx.VariableWithValue("out_proj.bias", w.OutBias)
+	scope.VariableWithValue("out_proj.weight", w.Out)
+	scope.VariableWithValue("out_proj.bias", w.OutBias)
 }
 
-func buildWrapper(ctx *context.Context, x *Node, heads int) *Node {
+func buildWrapper(scope *model.Scope, x *Node, heads int) *Node {
 	wq, wk, wv := make([]*Node, heads), make([]*Node, heads), make([]*Node, heads)
 	for h := range heads {
-		c := ctx.In(fmt.Sprintf("head%d", h))
+		c := scope.In(fmt.Sprintf("head%d", h))
 		wq[h], wk[h], wv[h] = param(c, x, "W_query"), param(c, x, "W_key"), param(c, x, "W_value")
 	}
-	return Wrapper(x, wq, wk, wv, param(ctx, x, "out_proj.weight"), param(ctx, x, "out_proj.bias"))
+	return Wrapper(x, wq, wk, wv, param(scope, x, "out_proj.weight"), param(scope, x, "out_proj.bias"))
 }
 
 // --- (2) chapter -------------------------------------------------------------------------------
@@ -223,17 +223,17 @@ func Chapter(x, wq, wk, wv, wo, bo *Node, heads int) *Node {
 	return AddBias(Linear(context, wo), bo)               // [B, T, d]
 }
 
-func loadChapter(ctx *context.Context, w Weights, _ Size) {
-	ctx.VariableWithValue("W_query", w.Query)
-	ctx.VariableWithValue("W_key", w.Key)
-	ctx.VariableWithValue("W_value", w.Value)
-	ctx.VariableWithValue("out_proj.weight", w.Out)
-	ctx.VariableWithValue("out_proj.bias", w.OutBias)
+func loadChapter(scope *model.Scope, w Weights, _ Size) {
+	scope.VariableWithValue("W_query", w.Query)
+	scope.VariableWithValue("W_key", w.Key)
+	scope.VariableWithValue("W_value", w.Value)
+	scope.VariableWithValue("out_proj.weight", w.Out)
+	scope.VariableWithValue("out_proj.bias", w.OutBias)
 }
 
-func buildChapter(ctx *context.Context, x *Node, heads int) *Node {
-	return Chapter(x, param(ctx, x, "W_query"), param(ctx, x, "W_key"), param(ctx, x, "W_value"),
-		param(ctx, x, "out_proj.weight"), param(ctx, x, "out_proj.bias"), heads)
+func buildChapter(scope *model.Scope, x *Node, heads int) *Node {
+	return Chapter(x, param(scope, x, "W_query"), param(scope, x, "W_key"), param(scope, x, "W_value"),
+		param(scope, x, "out_proj.weight"), param(scope, x, "out_proj.bias"), heads)
 }
 
 // --- (3) combined QKV --------------------------------------------------------------------------
@@ -257,14 +257,14 @@ func CombinedQKV(x, wqkv, wo, bo *Node, heads int) *Node {
 	return AddBias(Linear(context, wo), bo)                      // [B, T, d]
 }
 
-func loadCombinedQKV(ctx *context.Context, w Weights, _ Size) {
-	ctx.VariableWithValue("qkv.weight", concatRows(w.Query, w.Key, w.Value))
-	ctx.VariableWithValue("out_proj.weight", w.Out)
-	ctx.VariableWithValue("out_proj.bias", w.OutBias)
+func loadCombinedQKV(scope *model.Scope, w Weights, _ Size) {
+	scope.VariableWithValue("qkv.weight", concatRows(w.Query, w.Key, w.Value))
+	scope.VariableWithValue("out_proj.weight", w.Out)
+	scope.VariableWithValue("out_proj.bias", w.OutBias)
 }
 
-func buildCombinedQKV(ctx *context.Context, x *Node, heads int) *Node {
-	return CombinedQKV(x, param(ctx, x, "qkv.weight"), param(ctx, x, "out_proj.weight"), param(ctx, x, "out_proj.bias"), heads)
+func buildCombinedQKV(scope *model.Scope, x *Node, heads int) *Node {
+	return CombinedQKV(x, param(scope, x, "qkv.weight"), param(scope, x, "out_proj.weight"), param(scope, x, "out_proj.bias"), heads)
 }
 
 // --- (4) einsum --------------------------------------------------------------------------------
@@ -284,18 +284,18 @@ func Einsums(x, wq, wk, wv, wo, bo *Node) *Node {
 	return AddBias(Einsum("bqhk,ohk->bqo", context, wo), bo) // [B, T, d]
 }
 
-func loadEinsum(ctx *context.Context, w Weights, s Size) {
+func loadEinsum(scope *model.Scope, w Weights, s Size) {
 	h, hd, d := s.Heads, s.HeadDim(), s.Dim
-	ctx.VariableWithValue("W_query", reshaped(w.Query, h, hd, d))
-	ctx.VariableWithValue("W_key", reshaped(w.Key, h, hd, d))
-	ctx.VariableWithValue("W_value", reshaped(w.Value, h, hd, d))
-	ctx.VariableWithValue("out_proj.weight", reshaped(w.Out, d, h, hd))
-	ctx.VariableWithValue("out_proj.bias", w.OutBias)
+	scope.VariableWithValue("W_query", reshaped(w.Query, h, hd, d))
+	scope.VariableWithValue("W_key", reshaped(w.Key, h, hd, d))
+	scope.VariableWithValue("W_value", reshaped(w.Value, h, hd, d))
+	scope.VariableWithValue("out_proj.weight", reshaped(w.Out, d, h, hd))
+	scope.VariableWithValue("out_proj.bias", w.OutBias)
 }
 
-func buildEinsum(ctx *context.Context, x *Node, _ int) *Node {
-	return Einsums(x, param(ctx, x, "W_query"), param(ctx, x, "W_key"), param(ctx, x, "W_value"),
-		param(ctx, x, "out_proj.weight"), param(ctx, x, "out_proj.bias"))
+func buildEinsum(scope *model.Scope, x *Node, _ int) *Node {
+	return Einsums(x, param(scope, x, "W_query"), param(scope, x, "W_key"), param(scope, x, "W_value"),
+		param(scope, x, "out_proj.weight"), param(scope, x, "out_proj.bias"))
 }
 
 // --- (6) fast ----------------------------------------------------------------------------------
@@ -371,29 +371,29 @@ func diagonalBias(g *Graph, n, c int, dtype dtypes.DType) *Node {
 	return ExpandLeftToRank(bias, 5)                                            // [1, 1, c, n, c]
 }
 
-func loadFast(ctx *context.Context, w Weights, s Size) {
+func loadFast(scope *model.Scope, w Weights, s Size) {
 	h, hd, d := s.Heads, s.HeadDim(), s.Dim
-	ctx.VariableWithValue("W_query", reshaped(scaled(w.Query, 1/math.Sqrt(float64(hd))), h, hd, d))
-	ctx.VariableWithValue("W_key", reshaped(w.Key, h, hd, d))
-	ctx.VariableWithValue("W_value", reshaped(w.Value, h, hd, d))
-	ctx.VariableWithValue("out_proj.weight", reshaped(w.Out, d, h, hd))
-	ctx.VariableWithValue("out_proj.bias", w.OutBias)
+	scope.VariableWithValue("W_query", reshaped(scaled(w.Query, 1/math.Sqrt(float64(hd))), h, hd, d))
+	scope.VariableWithValue("W_key", reshaped(w.Key, h, hd, d))
+	scope.VariableWithValue("W_value", reshaped(w.Value, h, hd, d))
+	scope.VariableWithValue("out_proj.weight", reshaped(w.Out, d, h, hd))
+	scope.VariableWithValue("out_proj.bias", w.OutBias)
 }
 
-func buildFast(ctx *context.Context, x *Node, _ int) *Node {
-	return Fast(x, param(ctx, x, "W_query"), param(ctx, x, "W_key"), param(ctx, x, "W_value"),
-		param(ctx, x, "out_proj.weight"), param(ctx, x, "out_proj.bias"), FastBlocks(x.Shape().Dim(1)))
+func buildFast(scope *model.Scope, x *Node, _ int) *Node {
+	return Fast(x, param(scope, x, "W_query"), param(scope, x, "W_key"), param(scope, x, "W_value"),
+		param(scope, x, "out_proj.weight"), param(scope, x, "out_proj.bias"), FastBlocks(x.Shape().Dim(1)))
 }
 
 // --- helpers -----------------------------------------------------------------------------------
 
 // param is the value in x's graph of the variable name in ctx's scope, which Load created.
-func param(ctx *context.Context, x *Node, name string) *Node {
-	v := ctx.GetVariable(name)
+func param(scope *model.Scope, x *Node, name string) *Node {
+	v := scope.GetVariable(name)
 	if v == nil {
-		panic(fmt.Errorf("mhabench: variable %q not found in scope %q: Load was not called", name, ctx.Scope()))
+		panic(fmt.Errorf("mhabench: variable %q not found in scope %q: Load was not called", name, scope.Scope()))
 	}
-	return v.ValueGraph(x.Graph())
+	return v.NodeValue(x.Graph())
 }
 
 func flat(t *tensors.Tensor) []float32 { return tensors.MustCopyFlatData[float32](t) }

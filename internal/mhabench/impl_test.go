@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 )
 
 // testBackend is the pure-Go backend as the bench starts it (see GoBackendConfig).
-func testBackend(t testing.TB) backends.Backend {
+func testBackend(t testing.TB) compute.Backend {
 	t.Helper()
 	b, err := newBackend(GoBackendConfig)
 	if err != nil {
@@ -35,7 +35,7 @@ func reference(x *tensors.Tensor, w Weights, s Size) []float64 {
 		return sum
 	}
 	for b := range B {
-		ctx := make([]float64, T*D)
+		scope := make([]float64, T*D)
 		for h := range H {
 			q, k, v := make([][]float64, T), make([][]float64, T), make([][]float64, T)
 			for t := range T {
@@ -61,7 +61,7 @@ func reference(x *tensors.Tensor, w Weights, s Size) []float64 {
 				}
 				for j := range scores {
 					for e := range hd {
-						ctx[i*D+h*hd+e] += scores[j] / sum * v[j][e]
+						scope[i*D+h*hd+e] += scores[j] / sum * v[j][e]
 					}
 				}
 			}
@@ -70,7 +70,7 @@ func reference(x *tensors.Tensor, w Weights, s Size) []float64 {
 			for o := range D {
 				sum := float64(bo[o])
 				for i := range D {
-					sum += ctx[t*D+i] * float64(wo[o*D+i])
+					sum += scope[t*D+i] * float64(wo[o*D+i])
 				}
 				out[(b*T+t)*D+o] = sum
 			}
@@ -125,7 +125,7 @@ func TestImplsAgree(t *testing.T) {
 	}
 }
 
-func runOnce(t *testing.T, b backends.Backend, im Impl, mode Mode, w Weights, s Size, x *tensors.Tensor) []float32 {
+func runOnce(t *testing.T, b compute.Backend, im Impl, mode Mode, w Weights, s Size, x *tensors.Tensor) []float32 {
 	t.Helper()
 	out, err := tryRunOnce(b, im, mode, w, s, x)
 	if err != nil {
@@ -134,7 +134,7 @@ func runOnce(t *testing.T, b backends.Backend, im Impl, mode Mode, w Weights, s 
 	return out
 }
 
-func tryRunOnce(b backends.Backend, im Impl, mode Mode, w Weights, s Size, x *tensors.Tensor) ([]float32, error) {
+func tryRunOnce(b compute.Backend, im Impl, mode Mode, w Weights, s Size, x *tensors.Tensor) ([]float32, error) {
 	p, err := NewProgram(b, im, mode, w, s)
 	if err != nil {
 		return nil, err
@@ -166,7 +166,7 @@ func TestLayersScale(t *testing.T) {
 	s := Size{Batch: 2, Tokens: 8, Dim: 16, Heads: 2}
 	x, w := NewInputs(1, s)
 	uncompensated := Impl{Name: "layers_uncompensated",
-		Load:  func(ctx *context.Context, w Weights, s Size) { loadLayersScaled(ctx, w, s, 1) },
+		Load:  func(scope *model.Scope, w Weights, s Size) { loadLayersScaled(scope, w, s, 1) },
 		Build: buildLayers}
 	got := runOnce(t, b, uncompensated, Forward, w, s, x)
 	want := toFloat32(reference(x, w, s))

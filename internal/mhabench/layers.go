@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gomlx/gomlx/backends"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/layers"
+	"github.com/gomlx/compute"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/layers"
+	"github.com/gomlx/gomlx/ml/model"
 )
 
 // LayersQueryCompensation is what loadLayers multiplies W_query by so that GoMLX v0.26.0's
@@ -22,16 +22,16 @@ func LayersQueryCompensation(headDim int) float64 { return math.Sqrt(float64(hea
 // self attention, variables under ctx.In("MultiHeadAttention"): query/key/value dense weights
 // `[d, H, hd]` and biases `[H, hd]` (always present), output dense weights `[H·hd, d]` and biases
 // `[d]`. x `[B, T, d]`; `[B, T, d]`.
-func Layers(ctx *context.Context, x *Node, heads int) *Node {
+func Layers(scope *model.Scope, x *Node, heads int) *Node {
 	hd := x.Shape().Dim(2) / heads
-	return layers.MultiHeadAttention(ctx, x, x, x, heads, hd).UseCausalMask().Done() // [B, T, d]
+	return layers.MultiHeadAttention(scope, x, x, x, heads, hd).UseCausalMask().Done() // [B, T, d]
 }
 
 // loadLayersScaled loads the chapter's weights into layers.MultiHeadAttention's variables, the
 // query weights multiplied by queryScale, q/k/v biases 0.
-func loadLayersScaled(ctx *context.Context, w Weights, s Size, queryScale float64) {
+func loadLayersScaled(scope *model.Scope, w Weights, s Size, queryScale float64) {
 	h, hd, d := s.Heads, s.HeadDim(), s.Dim
-	mha := ctx.In("MultiHeadAttention")
+	mha := scope.In("MultiHeadAttention")
 	zeros := tensors.FromFlatDataAndDimensions(make([]float32, d), h, hd)
 	for _, p := range []struct {
 		scope string
@@ -46,12 +46,12 @@ func loadLayersScaled(ctx *context.Context, w Weights, s Size, queryScale float6
 	out.VariableWithValue("biases", w.OutBias)
 }
 
-func loadLayers(ctx *context.Context, w Weights, s Size) {
-	loadLayersScaled(ctx, w, s, LayersQueryCompensation(s.HeadDim()))
+func loadLayers(scope *model.Scope, w Weights, s Size) {
+	loadLayersScaled(scope, w, s, LayersQueryCompensation(s.HeadDim()))
 }
 
-func buildLayers(ctx *context.Context, x *Node, heads int) *Node {
-	return Layers(ctx.Reuse(), x, heads)
+func buildLayers(scope *model.Scope, x *Node, heads int) *Node {
+	return Layers(scope.Reuse(), x, heads)
 }
 
 // MeasureLayersLogitScale measures the factor layers.MultiHeadAttention applies to q·k before
@@ -59,16 +59,16 @@ func buildLayers(ctx *context.Context, x *Node, heads int) *Node {
 // weights uncompensated (one head of width headDim, 2 tokens, causal, 4 sequences) and, for the
 // second query of each sequence, solves log(w₁/w₀) = scale·(q·k₁ − q·k₀) with q, k computed
 // here from the same weights. want is the chapter's 1/√headDim; v0.26.0 gives 1/headDim.
-func MeasureLayersLogitScale(b backends.Backend, headDim int) (got, want float64, err error) {
+func MeasureLayersLogitScale(b compute.Backend, headDim int) (got, want float64, err error) {
 	defer catch(&err, "MeasureLayersLogitScale")
 	s := Size{Batch: 4, Tokens: 2, Dim: headDim, Heads: 1}
 	x, w := NewInputs(7, s)
-	ctx := context.New()
-	loadLayersScaled(ctx, w, s, 1)
-	exec, err := context.NewExecAny(b, ctx, func(ctx *context.Context, x *Node) []*Node {
+	scope := model.New()
+	loadLayersScaled(scope, w, s, 1)
+	exec, err := model.NewExecAny(b, scope, func(scope *model.Scope, x *Node) []*Node {
 		// Both outputs: returning only the coefficients, simplego (v0.26.0) panics on this graph
 		// (index out of range while executing).
-		out, coef := layers.MultiHeadAttention(ctx.Reuse(), x, x, x, 1, headDim).UseCausalMask().DoneWithCoefficients()
+		out, coef := layers.MultiHeadAttention(scope.Reuse(), x, x, x, 1, headDim).UseCausalMask().DoneWithCoefficients()
 		return []*Node{coef, out} // [B, T, H, T], [B, T, d]
 	})
 	if err != nil {

@@ -5,10 +5,10 @@ import (
 	"math"
 	"time"
 
-	"github.com/gomlx/gomlx/backends"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 )
 
 // Mode is what a timed run computes.
@@ -35,40 +35,40 @@ type Program struct {
 	Impl    Impl
 	Mode    Mode
 	Size    Size
-	backend backends.Backend
-	ctx     *context.Context
-	exec    *context.Exec
+	backend compute.Backend
+	scope   *model.Scope
+	exec    *model.Exec
 }
 
 // NewProgram loads w into a fresh context in im's layout and prepares (but does not yet
 // compile: GoMLX compiles on the first Run) the graph of mode on backend b.
-func NewProgram(b backends.Backend, im Impl, mode Mode, w Weights, s Size) (p *Program, err error) {
+func NewProgram(b compute.Backend, im Impl, mode Mode, w Weights, s Size) (p *Program, err error) {
 	defer catch(&err, "%s %s", im.Name, mode)
-	ctx := context.New()
-	im.Load(ctx, w, s)
-	p = &Program{Impl: im, Mode: mode, Size: s, backend: b, ctx: ctx}
+	scope := model.New()
+	im.Load(scope, w, s)
+	p = &Program{Impl: im, Mode: mode, Size: s, backend: b, scope: scope}
 	heads := s.Heads
-	var fn func(ctx *context.Context, x *Node) []*Node
+	var fn func(scope *model.Scope, x *Node) []*Node
 	switch mode {
 	case Forward:
-		fn = func(ctx *context.Context, x *Node) []*Node {
-			out := im.Build(ctx, x, heads) // [B, T, d]
+		fn = func(scope *model.Scope, x *Node) []*Node {
+			out := im.Build(scope, x, heads) // [B, T, d]
 			return []*Node{out, ReduceAllSum(out)}
 		}
 	case Backward:
-		fn = func(ctx *context.Context, x *Node) []*Node {
-			out := im.Build(ctx, x, heads) // [B, T, d]
+		fn = func(scope *model.Scope, x *Node) []*Node {
+			out := im.Build(scope, x, heads) // [B, T, d]
 			loss := ReduceAllSum(out)
 			wrt := []*Node{x}
-			for v := range ctx.IterVariables() {
-				wrt = append(wrt, v.ValueGraph(x.Graph()))
+			for v := range scope.IterVariables() {
+				wrt = append(wrt, v.NodeValue(x.Graph()))
 			}
 			return append(Gradient(loss, wrt...), loss)
 		}
 	default:
 		return nil, fmt.Errorf("unknown mode %q", mode)
 	}
-	p.exec, err = context.NewExecAny(b, ctx, fn)
+	p.exec, err = model.NewExecAny(b, scope, fn)
 	return p, err
 }
 

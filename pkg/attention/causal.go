@@ -4,9 +4,9 @@ import (
 	"fmt"
 
 	"github.com/attnbook/attnbook/pkg/torchrand"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 )
 
 // CausalAttention is the CausalAttention class of seeds 000 and 001: Linear query, key and value
@@ -28,9 +28,9 @@ func NewCausalAttention(g *torchrand.Generator, dIn, dOut, contextLength int, dr
 	m := &CausalAttention{Module: newModule("CausalAttention", g, dropout), dIn: dIn, dOut: dOut, contextLength: contextLength}
 	m.addHeadParams("", dIn, dOut, qkvBias)
 	m.maskDims = func(d [][]int) [][]int { return [][]int{{d[0][0], d[0][1], d[0][1]}} }
-	m.build = func(ctx *context.Context, in []*Node, _ int) (out, w, d *Node) {
+	m.build = func(scope *model.Scope, in []*Node, _ int) (out, w, d *Node) {
 		data, masks := m.splitInputs(in)
-		return m.ApplyWithMasks(ctx, data[0], masks...)
+		return m.ApplyWithMasks(scope, data[0], masks...)
 	}
 	return m
 }
@@ -39,15 +39,15 @@ func NewCausalAttention(g *torchrand.Generator, dIn, dOut, contextLength int, dr
 // Variables are read from ctx (nil: the module's own context, see [Module.Context]) and
 // created there from the module's values if missing. Dropout follows GoMLX's convention: it is
 // applied when ctx.IsTraining(g), with masks from GoMLX's random generator (not PyTorch's).
-func (m *CausalAttention) Apply(ctx *context.Context, x *Node) *Node {
-	out, _, _ := m.ApplyWithMasks(ctx, x, m.rngMasks(ctx, []*Node{x})...)
+func (m *CausalAttention) Apply(scope *model.Scope, x *Node) *Node {
+	out, _, _ := m.ApplyWithMasks(scope, x, m.rngMasks(scope, []*Node{x})...)
 	return out
 }
 
 // ApplyWithMasks is Apply with the dropout mask given (none: no dropout): one Float32
 // `[B, T, T]` mask of 0 and 1/(1-p), as torchrand.Generator.DropoutMask draws it. It returns
 // the output `[B, T, d_out]` and the weights `[B, T, T]` before and after dropout.
-func (m *CausalAttention) ApplyWithMasks(ctx *context.Context, x *Node, masks ...*Node) (output, weights, dropped *Node) {
+func (m *CausalAttention) ApplyWithMasks(scope *model.Scope, x *Node, masks ...*Node) (output, weights, dropped *Node) {
 	const fn = "CausalAttention.Apply"
 	checkRank(fn, "x", x, 3)
 	checkTokens(fn, x.Shape().Dimensions, m.dIn, m.contextLength, 3)
@@ -56,7 +56,7 @@ func (m *CausalAttention) ApplyWithMasks(ctx *context.Context, x *Node, masks ..
 	if len(masks) > 0 {
 		mask = masks[0]
 	}
-	return m.causalHead(ctx, "", x, mask)
+	return m.causalHead(scope, "", x, mask)
 }
 
 // Forward runs the module on x `[B, T, d_in]` as one compiled graph, drawing the dropout mask
@@ -97,23 +97,23 @@ func NewMultiHeadAttentionWrapper(g *torchrand.Generator, dIn, dOut, contextLeng
 		}
 		return dims
 	}
-	m.build = func(ctx *context.Context, in []*Node, _ int) (out, w, d *Node) {
+	m.build = func(scope *model.Scope, in []*Node, _ int) (out, w, d *Node) {
 		data, masks := m.splitInputs(in)
-		return m.ApplyWithMasks(ctx, data[0], masks...)
+		return m.ApplyWithMasks(scope, data[0], masks...)
 	}
 	return m
 }
 
 // Apply builds the forward pass on x `[B, T, d_in]` and returns `[B, T, H·d_out]`; variables
 // and dropout as in [CausalAttention.Apply].
-func (m *MultiHeadAttentionWrapper) Apply(ctx *context.Context, x *Node) *Node {
-	out, _, _ := m.ApplyWithMasks(ctx, x, m.rngMasks(ctx, []*Node{x})...)
+func (m *MultiHeadAttentionWrapper) Apply(scope *model.Scope, x *Node) *Node {
+	out, _, _ := m.ApplyWithMasks(scope, x, m.rngMasks(scope, []*Node{x})...)
 	return out
 }
 
 // ApplyWithMasks is Apply with one `[B, T, T]` dropout mask per head (or none). It returns the
 // output `[B, T, H·d_out]` and the heads' weights `[B, H, T, T]` before and after dropout.
-func (m *MultiHeadAttentionWrapper) ApplyWithMasks(ctx *context.Context, x *Node, masks ...*Node) (output, weights, dropped *Node) {
+func (m *MultiHeadAttentionWrapper) ApplyWithMasks(scope *model.Scope, x *Node, masks ...*Node) (output, weights, dropped *Node) {
 	const fn = "MultiHeadAttentionWrapper.Apply"
 	checkRank(fn, "x", x, 3)
 	checkTokens(fn, x.Shape().Dimensions, m.dIn, m.contextLength, 3)
@@ -126,7 +126,7 @@ func (m *MultiHeadAttentionWrapper) ApplyWithMasks(ctx *context.Context, x *Node
 		if len(masks) > 0 {
 			mask = masks[h]
 		}
-		outs[h], ws[h], ds[h] = m.causalHead(ctx, fmt.Sprintf("heads.%d.", h), x, mask) // [B, T, d_out], [B, T, T]
+		outs[h], ws[h], ds[h] = m.causalHead(scope, fmt.Sprintf("heads.%d.", h), x, mask) // [B, T, d_out], [B, T, T]
 	}
 	weights = Stack(ws, 1) // [B, H, T, T]
 	dropped = weights
@@ -159,9 +159,9 @@ func (m *Module) addHeadParams(prefix string, dIn, dOut int, bias bool) {
 
 // causalHead is the forward pass of one CausalAttention head with parameters under prefix:
 // `[B, T, d_in]` → `[B, T, d_out]`, weights `[B, T, T]`.
-func (m *Module) causalHead(ctx *context.Context, prefix string, x, mask *Node) (output, weights, dropped *Node) {
-	keys := m.linear(ctx, prefix+"W_key", x)      // [B, T, d_out]
-	queries := m.linear(ctx, prefix+"W_query", x) // [B, T, d_out]
-	values := m.linear(ctx, prefix+"W_value", x)  // [B, T, d_out]
+func (m *Module) causalHead(scope *model.Scope, prefix string, x, mask *Node) (output, weights, dropped *Node) {
+	keys := m.linear(scope, prefix+"W_key", x)      // [B, T, d_out]
+	queries := m.linear(scope, prefix+"W_query", x) // [B, T, d_out]
+	values := m.linear(scope, prefix+"W_value", x)  // [B, T, d_out]
 	return ScaledDotProduct(queries, keys, values).Causal(true).DropoutMask(mask).DoneWithDropped()
 }

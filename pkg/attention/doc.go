@@ -76,7 +76,7 @@ import (
 	"fmt"
 
 	"github.com/attnbook/attnbook/internal/argerr"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
 )
 
 // ErrInvalidArgument is matched (errors.Is) by every *ArgumentError this package panics with.

@@ -7,11 +7,11 @@ import (
 	"testing"
 
 	"github.com/attnbook/attnbook/pkg/torchrand"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 )
 
 // zeros is a float32 tensor of zeros.
@@ -169,12 +169,12 @@ func TestModuleErrors(t *testing.T) {
 	wantErr(t, "cross batch", err, "CrossAttention.Call: k", "[3 7 8]", "[2 5 8]")
 
 	// Apply inside a user graph: GoMLX's Exec returns the build panic.
-	_, err = context.ExecOnce(testBackend(t), mha.Context(), func(ctx *context.Context, x *Node) *Node {
-		return mha.Apply(ctx, x)
+	_, err = model.ExecOnce(testBackend(t), mha.Context(), func(scope *model.Scope, x *Node) *Node {
+		return mha.Apply(scope, x)
 	}, zeros(1, 4, 5))
 	wantErr(t, "Apply d_in", err, "MultiHeadAttention.Apply: x", "[1 4 5]", "d_in=3")
-	_, err = context.ExecOnce(testBackend(t), mha.Context(), func(ctx *context.Context, in []*Node) *Node {
-		out, _, _ := mha.ApplyWithMasks(ctx, in[0], in[1])
+	_, err = model.ExecOnce(testBackend(t), mha.Context(), func(scope *model.Scope, in []*Node) *Node {
+		out, _, _ := mha.ApplyWithMasks(scope, in[0], in[1])
 		return out
 	}, zeros(1, 4, 3), zeros(1, 2, 4, 3))
 	wantErr(t, "ApplyWithMasks shape", err, "MultiHeadAttention.Apply: masks[0]", "[1 2 4 3]", "[1 2 4 4]")

@@ -7,9 +7,9 @@ import (
 	"github.com/attnbook/attnbook/pkg/attention"
 	"github.com/attnbook/attnbook/pkg/backend"
 	"github.com/attnbook/attnbook/pkg/torchrand"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 )
 
 // printRows prints a tensor's last-axis rows with PyTorch's 4 decimals.
@@ -125,12 +125,12 @@ func ExampleMultiHeadAttention_Apply() {
 	g := torchrand.New(123)
 	mha := attention.NewMultiHeadAttention(g, 6, 6, 3, 0.0, 2, false)
 	x := g.Rand(2, 3, 6)
-	ctx := context.New()
-	out := context.MustExecOnce(backend.MustDefault(), ctx, func(ctx *context.Context, x *Node) *Node {
-		h := mha.Apply(ctx.In("attn"), x) // [B, T, D]
-		return ReduceSum(Add(x, h), -1)   // a residual connection and more model
+	scope := model.New()
+	out := model.MustExecOnce(backend.MustDefault(), scope, func(scope *model.Scope, x *Node) *Node {
+		h := mha.Apply(scope.In("attn"), x) // [B, T, D]
+		return ReduceSum(Add(x, h), -1)     // a residual connection and more model
 	}, x)
-	fmt.Println(out.Shape(), ctx.GetVariableByScopeAndName("/attn/out_proj", "weight").Shape())
+	fmt.Println(out.Shape(), scope.GetVariableByScopeAndName("/attn/out_proj", "weight").Shape())
 	// Output:
 	// (Float32)[2 3] (Float32)[6 6]
 }

@@ -5,12 +5,12 @@ import (
 	"testing"
 
 	"github.com/attnbook/attnbook/pkg/torchrand"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/layers"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/layers"
+	"github.com/gomlx/gomlx/ml/model"
 )
 
 // gomlxMHA loads the weights of m (PyTorch layout) into a fresh context for GoMLX's
@@ -19,8 +19,8 @@ import (
 func gomlxMHA(t *testing.T, m *MultiHeadAttention, x *tensors.Tensor, qScale float64, keyQueryMask *tensors.Tensor) (out, weights *tensors.Tensor, err error) {
 	t.Helper()
 	h, hd, d := m.numHeads, m.HeadDim(), m.dOut
-	ctx := context.New()
-	mctx := ctx.In("MultiHeadAttention")
+	scope := model.New()
+	mctx := scope.In("MultiHeadAttention")
 	// Linear weight [out, in] → Dense weights [in, H, hd]; no qkv bias → zero biases.
 	for _, p := range []struct {
 		scope, key string
@@ -48,8 +48,8 @@ func gomlxMHA(t *testing.T, m *MultiHeadAttention, x *tensors.Tensor, qScale flo
 	oc := mctx.In("output").In("dense")
 	oc.VariableWithValue("weights", tensors.FromFlatDataAndDimensions(dense, d, d))
 	oc.VariableWithValue("biases", m.Weight("out_proj.bias"))
-	exec, err := context.NewExec(testBackend(t), ctx, func(ctx *context.Context, in []*Node) []*Node {
-		b := layers.MultiHeadAttention(ctx.Reuse(), in[0], in[0], in[0], h, hd).SetOutputDim(d).UseCausalMask()
+	exec, err := model.NewExec(testBackend(t), scope, func(scope *model.Scope, in []*Node) []*Node {
+		b := layers.MultiHeadAttention(scope.Reuse(), in[0], in[0], in[0], h, hd).SetOutputDim(d).UseCausalMask()
 		if len(in) > 1 {
 			b.SetQueryKeyMatrixMask(in[1])
 		}
@@ -115,13 +115,13 @@ func TestGoMLXMultiHeadAttention(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		doubled := runCtx(t, m.Context(), func(ctx *context.Context, in []*Node) *Node {
+		doubled := runCtx(t, m.Context(), func(scope *model.Scope, in []*Node) *Node {
 			x := in[0]
-			q := SplitHeads(m.linear(ctx, "W_query", x), m.numHeads) // [B, H, T, hs]
-			k := SplitHeads(m.linear(ctx, "W_key", x), m.numHeads)   // [B, H, T, hs]
-			v := SplitHeads(m.linear(ctx, "W_value", x), m.numHeads) // [B, H, T, hs]
+			q := SplitHeads(m.linear(scope, "W_query", x), m.numHeads) // [B, H, T, hs]
+			k := SplitHeads(m.linear(scope, "W_key", x), m.numHeads)   // [B, H, T, hs]
+			v := SplitHeads(m.linear(scope, "W_value", x), m.numHeads) // [B, H, T, hs]
 			w := StableSoftmax(ScaleScores(ScaleScores(CausalMaskFill(Scores(q, k)), hd), hd))
-			return m.linear(ctx, "out_proj", MergeHeads(ContextVectors(w, v))) // [B, T, D]
+			return m.linear(scope, "out_proj", MergeHeads(ContextVectors(w, v))) // [B, T, D]
 		}, x)
 		assertClose(t, c.input+": GoMLX as is vs logits/head_dim", asIs, doubled, 1e-5)
 		if hd > 1 {

@@ -4,9 +4,9 @@ import (
 	"fmt"
 
 	"github.com/attnbook/attnbook/pkg/torchrand"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 )
 
 // Config mirrors seed 003's config dict, the hyperparameters of its GPT model.
@@ -69,23 +69,23 @@ func NewHead(g *torchrand.Generator, cfg Config) *Head {
 	m := &Head{Module: newModule("Head", g, cfg.DropoutRate), cfg: cfg}
 	m.addConfigHead("", cfg)
 	m.maskDims = func(d [][]int) [][]int { return [][]int{{d[0][0], d[0][1], d[0][1]}} }
-	m.build = func(ctx *context.Context, in []*Node, _ int) (out, w, d *Node) {
+	m.build = func(scope *model.Scope, in []*Node, _ int) (out, w, d *Node) {
 		data, masks := m.splitInputs(in)
-		return m.ApplyWithMasks(ctx, data[0], masks...)
+		return m.ApplyWithMasks(scope, data[0], masks...)
 	}
 	return m
 }
 
 // Apply builds the forward pass on x `[B, T, embedding_dim]` and returns `[B, T, head_size]`;
 // variables and dropout as in [CausalAttention.Apply].
-func (m *Head) Apply(ctx *context.Context, x *Node) *Node {
-	out, _, _ := m.ApplyWithMasks(ctx, x, m.rngMasks(ctx, []*Node{x})...)
+func (m *Head) Apply(scope *model.Scope, x *Node) *Node {
+	out, _, _ := m.ApplyWithMasks(scope, x, m.rngMasks(scope, []*Node{x})...)
 	return out
 }
 
 // ApplyWithMasks is Apply with the `[B, T, T]` dropout mask given (or none); it returns the
 // output and the weights `[B, T, T]` before and after dropout.
-func (m *Head) ApplyWithMasks(ctx *context.Context, x *Node, masks ...*Node) (output, weights, dropped *Node) {
+func (m *Head) ApplyWithMasks(scope *model.Scope, x *Node, masks ...*Node) (output, weights, dropped *Node) {
 	const fn = "Head.Apply"
 	checkRank(fn, "x", x, 3)
 	checkTokens(fn, x.Shape().Dimensions, m.cfg.EmbeddingDim, m.cfg.ContextSize, 3)
@@ -94,7 +94,7 @@ func (m *Head) ApplyWithMasks(ctx *context.Context, x *Node, masks ...*Node) (ou
 	if len(masks) > 0 {
 		mask = masks[0]
 	}
-	return m.configHead(ctx, "", x, mask)
+	return m.configHead(scope, "", x, mask)
 }
 
 // Forward runs the head on x `[B, T, embedding_dim]` as one compiled graph and returns
@@ -138,24 +138,24 @@ func NewHeadList(g *torchrand.Generator, cfg Config) *HeadList {
 		}
 		return append(dims, []int{b, t, cfg.EmbeddingDim})
 	}
-	m.build = func(ctx *context.Context, in []*Node, _ int) (out, w, d *Node) {
+	m.build = func(scope *model.Scope, in []*Node, _ int) (out, w, d *Node) {
 		data, masks := m.splitInputs(in)
-		return m.ApplyWithMasks(ctx, data[0], masks...)
+		return m.ApplyWithMasks(scope, data[0], masks...)
 	}
 	return m
 }
 
 // Apply builds the forward pass on x `[B, T, embedding_dim]` and returns
 // `[B, T, embedding_dim]`; variables and dropout as in [CausalAttention.Apply].
-func (m *HeadList) Apply(ctx *context.Context, x *Node) *Node {
-	out, _, _ := m.ApplyWithMasks(ctx, x, m.rngMasks(ctx, []*Node{x})...)
+func (m *HeadList) Apply(scope *model.Scope, x *Node) *Node {
+	out, _, _ := m.ApplyWithMasks(scope, x, m.rngMasks(scope, []*Node{x})...)
 	return out
 }
 
 // ApplyWithMasks is Apply with the dropout masks given (or none): heads_num `[B, T, T]` masks,
 // then one `[B, T, embedding_dim]` for the output. It returns the output and the heads'
 // weights `[B, H, T, T]` before and after dropout.
-func (m *HeadList) ApplyWithMasks(ctx *context.Context, x *Node, masks ...*Node) (output, weights, dropped *Node) {
+func (m *HeadList) ApplyWithMasks(scope *model.Scope, x *Node, masks ...*Node) (output, weights, dropped *Node) {
 	const fn = "HeadList.Apply"
 	checkRank(fn, "x", x, 3)
 	checkTokens(fn, x.Shape().Dimensions, m.cfg.EmbeddingDim, m.cfg.ContextSize, 3)
@@ -167,11 +167,11 @@ func (m *HeadList) ApplyWithMasks(ctx *context.Context, x *Node, masks ...*Node)
 		if len(masks) > 0 {
 			mask = masks[i]
 		}
-		outs[i], ws[i], ds[i] = m.configHead(ctx, fmt.Sprintf("heads.%d.", i), x, mask) // [B, T, hs], [B, T, T]
+		outs[i], ws[i], ds[i] = m.configHead(scope, fmt.Sprintf("heads.%d.", i), x, mask) // [B, T, hs], [B, T, T]
 	}
-	concat := Concatenate(outs, -1)          // [B, T, H·hs]
-	output = m.linear(ctx, "linear", concat) // [B, T, E]
-	weights = Stack(ws, 1)                   // [B, H, T, T]
+	concat := Concatenate(outs, -1)            // [B, T, H·hs]
+	output = m.linear(scope, "linear", concat) // [B, T, E]
+	weights = Stack(ws, 1)                     // [B, H, T, T]
 	dropped = weights
 	if len(masks) > 0 {
 		dropped = Stack(ds, 1)             // [B, H, T, T]
@@ -198,9 +198,9 @@ func (m *Module) addConfigHead(prefix string, cfg Config) {
 
 // configHead is the forward pass of one seed-003 head with parameters under prefix:
 // `[B, T, E]` → `[B, T, hs]`, weights `[B, T, T]`.
-func (m *Module) configHead(ctx *context.Context, prefix string, x, mask *Node) (output, weights, dropped *Node) {
-	queries := m.linear(ctx, prefix+"Q_weights", x) // [B, T, hs]
-	keys := m.linear(ctx, prefix+"K_weights", x)    // [B, T, hs]
-	values := m.linear(ctx, prefix+"V_weights", x)  // [B, T, hs]
+func (m *Module) configHead(scope *model.Scope, prefix string, x, mask *Node) (output, weights, dropped *Node) {
+	queries := m.linear(scope, prefix+"Q_weights", x) // [B, T, hs]
+	keys := m.linear(scope, prefix+"K_weights", x)    // [B, T, hs]
+	values := m.linear(scope, prefix+"V_weights", x)  // [B, T, hs]
 	return ScaledDotProduct(queries, keys, values).Causal(true).DropoutMask(mask).DoneWithDropped()
 }

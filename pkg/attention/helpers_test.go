@@ -13,10 +13,10 @@ import (
 	"testing"
 
 	"github.com/attnbook/attnbook/pkg/backend"
-	"github.com/gomlx/gomlx/backends"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 )
 
 // The goldens are PyTorch 1.13's numbers (Debian's x86-64 build, the one behind the seed
@@ -128,7 +128,7 @@ func golden(t testing.TB, name string) *tensors.Tensor {
 }
 
 // testBackend is the process-wide backend (pure Go "go" here).
-func testBackend(t testing.TB) backends.Backend {
+func testBackend(t testing.TB) compute.Backend {
 	t.Helper()
 	b, err := backend.Default()
 	if err != nil {
@@ -170,13 +170,13 @@ func runN(t testing.TB, fn func(in []*Node) []*Node, inputs ...*tensors.Tensor) 
 }
 
 // runCtx executes fn with the variables of ctx on inputs and returns its single output.
-func runCtx(t testing.TB, ctx *context.Context, fn func(ctx *context.Context, in []*Node) *Node, inputs ...*tensors.Tensor) *tensors.Tensor {
+func runCtx(t testing.TB, scope *model.Scope, fn func(scope *model.Scope, in []*Node) *Node, inputs ...*tensors.Tensor) *tensors.Tensor {
 	t.Helper()
 	args := make([]any, len(inputs))
 	for i, x := range inputs {
 		args[i] = x
 	}
-	out, err := context.ExecOnce(testBackend(t), ctx, fn, args...)
+	out, err := model.ExecOnce(testBackend(t), scope, fn, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

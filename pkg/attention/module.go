@@ -7,11 +7,11 @@ import (
 
 	"github.com/attnbook/attnbook/pkg/backend"
 	"github.com/attnbook/attnbook/pkg/torchrand"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 )
 
 // Module is what every attention module shares, like PyTorch's nn.Module: its parameters (GoMLX
@@ -21,7 +21,7 @@ import (
 type Module struct {
 	kind     string               // the PyTorch class, for messages: "MultiHeadAttention"
 	gen      *torchrand.Generator // PyTorch's global generator: dropout masks at call time
-	ctx      *context.Context     // the module's own variables
+	store    *model.Store         // the module's own variables
 	keys     []string             // parameter keys in PyTorch's named_parameters() order
 	shapes   map[string]shapes.Shape
 	p        float64 // dropout probability (0: none)
@@ -32,7 +32,7 @@ type Module struct {
 	// evaluation); it returns the output, the attention weights and the weights after dropout.
 	// variant tells graphs of one module apart that differ for equal input shapes (CrossAttention's
 	// causal flag).
-	build func(ctx *context.Context, inputs []*Node, variant int) (out, weights, dropped *Node)
+	build func(scope *model.Scope, inputs []*Node, variant int) (out, weights, dropped *Node)
 	// nData is the number of data inputs of build (1, or 3 for CrossAttention).
 	nData int
 	// maskDims lists the dims of the dropout masks a forward pass draws, in PyTorch's order,
@@ -40,8 +40,8 @@ type Module struct {
 	maskDims func(data [][]int) [][]int
 
 	mu                       sync.Mutex
-	execs                    map[[2]int]*context.Exec // by {record, variant}
-	builds                   int                      // graphs built by Forward/Call (one per input shape)
+	execs                    map[[2]int]*model.Exec // by {record, variant}
+	builds                   int                    // graphs built by Forward/Call (one per input shape)
 	lastWeights, lastDropped *tensors.Tensor
 }
 
@@ -55,7 +55,7 @@ func newModule(kind string, g *torchrand.Generator, p float64) Module {
 	if !(p >= 0 && p <= 1) { // also catches NaN
 		argPanic(fn, "dropout", "must be in [0, 1], got %v", p)
 	}
-	return Module{kind: kind, gen: g, ctx: context.New(), shapes: map[string]shapes.Shape{},
+	return Module{kind: kind, gen: g, store: model.NewStore(), shapes: map[string]shapes.Shape{},
 		p: p, training: true, record: true, nData: 1}
 }
 
@@ -63,54 +63,50 @@ func newModule(kind string, g *torchrand.Generator, p float64) Module {
 func (m *Module) addParam(key string, value *tensors.Tensor) {
 	m.keys = append(m.keys, key)
 	m.shapes[key] = value.Shape()
-	scope, name := scopeOf(m.ctx, key)
-	scope.Checked(false).VariableWithValue(name, value)
+	if _, err := m.store.CreateVariable(varPath(m.store.RootScope(), key), value); err != nil {
+		panic(err)
+	}
 }
 
-// scopeOf maps a PyTorch key "heads.0.W_query.weight" to the scope heads/0/W_query of ctx and
-// the variable name "weight".
-func scopeOf(ctx *context.Context, key string) (*context.Context, string) {
-	parts := strings.Split(key, ".")
-	for _, p := range parts[:len(parts)-1] {
-		ctx = ctx.In(p)
-	}
-	return ctx, parts[len(parts)-1]
+// varPath maps a PyTorch key "heads.0.W_query.weight" to the variable path
+// "<scope>/heads/0/W_query/weight" under scope.
+func varPath(scope *model.Scope, key string) string {
+	return model.JoinPath(append([]string{scope.Scope()}, strings.Split(key, ".")...)...)
 }
 
-// variable returns the variable of key in ctx (nil: the module's own context), creating it
-// with a copy of the module's current value if ctx does not have it yet.
-func (m *Module) variable(ctx *context.Context, key string) *context.Variable {
-	if ctx == nil {
-		ctx = m.ctx
+// variable returns the variable of key under scope (nil: the module's own store), creating it
+// with a copy of the module's current value if scope's store does not have it yet.
+func (m *Module) variable(scope *model.Scope, key string) *model.Variable {
+	if scope == nil {
+		scope = m.store.RootScope()
 	}
-	scope, name := scopeOf(ctx, key)
-	if v := scope.GetVariableByScopeAndName(scope.Scope(), name); v != nil {
+	path := varPath(scope, key)
+	if v := scope.Store().GetVariable(path); v != nil {
 		if !v.Shape().Equal(m.shapes[key]) {
-			argPanic(m.kind+".Apply", "ctx", "variable %q in scope %q has shape %s, want %s",
-				name, scope.Scope(), v.Shape(), m.shapes[key])
+			argPanic(m.kind+".Apply", "scope", "variable %q has shape %s, want %s", path, v.Shape(), m.shapes[key])
 		}
 		return v
 	}
-	return scope.Checked(false).VariableWithValue(name, m.Weight(key))
+	return scope.Store().VariableWithValue(path, m.Weight(key))
 }
 
 // param is the graph value of the parameter key, read from ctx (see variable).
-func (m *Module) param(ctx *context.Context, g *Graph, key string) *Node {
-	return m.variable(ctx, key).ValueGraph(g)
+func (m *Module) param(scope *model.Scope, g *Graph, key string) *Node {
+	return m.variable(scope, key).NodeValue(g)
 }
 
 // optParam is param, or nil when the module has no such parameter (a bias switched off).
-func (m *Module) optParam(ctx *context.Context, g *Graph, key string) *Node {
+func (m *Module) optParam(scope *model.Scope, g *Graph, key string) *Node {
 	if _, ok := m.shapes[key]; !ok {
 		return nil
 	}
-	return m.param(ctx, g, key)
+	return m.param(scope, g, key)
 }
 
-// Context is the GoMLX context holding the module's variables (scopes follow the PyTorch keys:
-// "W_query.weight" is variable "weight" in scope "/W_query"). Pass it to Apply to build the
+// Store is the GoMLX model store holding the module's variables (paths follow the PyTorch keys:
+// "W_query.weight" is variable "/W_query/weight"). Pass Store().RootScope() to Apply to build the
 // module into a bigger model that trains these very variables.
-func (m *Module) Context() *context.Context { return m.ctx }
+func (m *Module) Store() *model.Store { return m.store }
 
 // Train puts the module in training mode (the default, as in PyTorch): Forward applies dropout
 // with masks drawn from the module's generator at call time.
@@ -151,9 +147,7 @@ func (m *Module) Weight(key string) *tensors.Tensor {
 	if _, ok := m.shapes[key]; !ok {
 		argPanic(m.kind+".Weight", "key", "%q is not a parameter; have %s", key, strings.Join(m.keys, ", "))
 	}
-	scope, name := scopeOf(m.ctx, key)
-	v := scope.GetVariableByScopeAndName(scope.Scope(), name)
-	value, err := v.Value()
+	value, err := m.store.GetVariable(varPath(m.store.RootScope(), key)).Value()
 	if err != nil {
 		panic(err)
 	}
@@ -192,8 +186,7 @@ func (m *Module) LoadStateDict(sd map[string]*tensors.Tensor) error {
 	}
 	for _, k := range m.keys {
 		t := sd[k]
-		scope, name := scopeOf(m.ctx, k)
-		v := scope.GetVariableByScopeAndName(scope.Scope(), name)
+		v := m.store.GetVariable(varPath(m.store.RootScope(), k))
 		c := tensors.FromFlatDataAndDimensions(tensors.MustCopyFlatData[float32](t), t.Shape().Dimensions...)
 		if err := v.SetValue(c); err != nil {
 			return err
@@ -239,12 +232,12 @@ func (m *Module) drawMasks(data [][]int) []*tensors.Tensor {
 // for Apply in a training graph (ctx.IsTraining(g)); nil otherwise. They are not PyTorch's
 // masks: PyTorch's exact masks come from the module's generator through Forward or
 // ApplyWithMasks.
-func (m *Module) rngMasks(ctx *context.Context, data []*Node) []*Node {
-	if ctx == nil {
-		ctx = m.ctx
+func (m *Module) rngMasks(scope *model.Scope, data []*Node) []*Node {
+	if scope == nil {
+		scope = m.store.RootScope()
 	}
 	g := data[0].Graph()
-	if m.p == 0 || m.maskDims == nil || !ctx.IsTraining(g) {
+	if m.p == 0 || m.maskDims == nil || !scope.IsTraining(g) {
 		return nil
 	}
 	dims := make([][]int, len(data))
@@ -253,7 +246,7 @@ func (m *Module) rngMasks(ctx *context.Context, data []*Node) []*Node {
 	}
 	var masks []*Node
 	for _, d := range m.maskDims(dims) {
-		u := ctx.RandomUniform(g, shapes.Make(dtypes.Float32, d...))
+		u := scope.RandomUniform(g, shapes.Make(dtypes.Float32, d...))
 		keep := GreaterOrEqual(u, Scalar(g, dtypes.Float32, m.p))
 		scale := float32(1) / float32(1-m.p)
 		masks = append(masks, Where(keep, Scalar(g, dtypes.Float32, scale), ScalarZero(g, dtypes.Float32)))
@@ -317,9 +310,9 @@ func (m *Module) call(variant int, check func(dims [][]int), data ...*tensors.Te
 	if m.execs[key] == nil {
 		record := m.record
 		build := m.build
-		fn := func(ctx *context.Context, inputs []*Node) []*Node {
+		fn := func(scope *model.Scope, inputs []*Node) []*Node {
 			m.builds++ // under m.mu: Exec builds graphs inside call
-			out, w, d := build(ctx, inputs, variant)
+			out, w, d := build(scope, inputs, variant)
 			switch {
 			case !record || w == nil:
 				return []*Node{out}
@@ -329,12 +322,12 @@ func (m *Module) call(variant int, check func(dims [][]int), data ...*tensors.Te
 				return []*Node{out, w, d}
 			}
 		}
-		e, err := context.NewExec(be, m.ctx, fn)
+		e, err := model.NewExec(be, m.store, fn)
 		if err != nil {
 			return nil, err
 		}
 		if m.execs == nil {
-			m.execs = map[[2]int]*context.Exec{}
+			m.execs = map[[2]int]*model.Exec{}
 		}
 		m.execs[key] = e.WithName(m.kind)
 	}

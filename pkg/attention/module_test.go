@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/attnbook/attnbook/pkg/torchrand"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 )
 
 // TestForwardCompiledOncePerShape checks that Forward builds one graph per input shape (and
@@ -98,21 +98,21 @@ func TestApplyInBiggerModel(t *testing.T) {
 	m.Eval()
 	want := m.Forward(x)
 
-	ctx := context.New()
-	got := runCtx(t, ctx, func(ctx *context.Context, in []*Node) *Node {
-		return m.Apply(ctx.In("block0"), in[0])
+	scope := model.New()
+	got := runCtx(t, scope, func(scope *model.Scope, in []*Node) *Node {
+		return m.Apply(scope.In("block0"), in[0])
 	}, x)
 	assertClose(t, "Apply in another context", got, want, 0)
-	v := ctx.GetVariableByScopeAndName("/block0/W_query", "bias")
+	v := scope.GetVariableByScopeAndName("/block0/W_query", "bias")
 	if v == nil {
 		t.Fatal("Apply did not create /block0/W_query/bias in the given context")
 	}
 	assertClose(t, "variable W_query.bias", v.MustValue(), m.Weight("W_query.bias"), 0)
 
 	// Training graph: GoMLX-random masks of 0 and 1/(1-p), about half zeros.
-	maskExec, err := context.NewExec(testBackend(t), context.New(), func(ctx *context.Context, in []*Node) []*Node {
-		ctx.SetTraining(in[0].Graph(), true)
-		return m.rngMasks(ctx, in)
+	maskExec, err := model.NewExec(testBackend(t), model.New(), func(scope *model.Scope, in []*Node) []*Node {
+		scope.SetTraining(in[0].Graph(), true)
+		return m.rngMasks(scope, in)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -137,9 +137,9 @@ func TestApplyInBiggerModel(t *testing.T) {
 	if frac := float64(zeros) / 2048; frac < 0.4 || frac > 0.6 {
 		t.Errorf("%.2f of the mask dropped, want about 0.5", frac)
 	}
-	trained := runCtx(t, context.New(), func(ctx *context.Context, in []*Node) *Node {
-		ctx.SetTraining(in[0].Graph(), true)
-		return m.Apply(ctx, in[0])
+	trained := runCtx(t, model.New(), func(scope *model.Scope, in []*Node) *Node {
+		scope.SetTraining(in[0].Graph(), true)
+		return m.Apply(scope, in[0])
 	}, x)
 	if dimsEqual(f32sToInts(flat(trained)), f32sToInts(flat(want))) {
 		t.Errorf("Apply in a training graph applied no dropout")
@@ -157,23 +157,23 @@ func TestTrainWithAutodiff(t *testing.T) {
 	teacher.Eval()
 	target := teacher.Forward(x) // reachable: same architecture, other weights
 	before := m.Weight("W_query.weight")
-	loss := func(ctx *context.Context, x, target *Node) *Node {
-		return ReduceAllMean(Square(Sub(m.Apply(ctx, x), target)))
+	loss := func(scope *model.Scope, x, target *Node) *Node {
+		return ReduceAllMean(Square(Sub(m.Apply(scope, x), target)))
 	}
-	step, err := context.NewExec(testBackend(t), m.Context(), func(ctx *context.Context, x, target *Node) *Node {
-		l := loss(ctx, x, target)
-		var vars []*context.Variable
-		for v := range ctx.IterVariables() {
+	step, err := model.NewExec(testBackend(t), m.Context(), func(scope *model.Scope, x, target *Node) *Node {
+		l := loss(scope, x, target)
+		var vars []*model.Variable
+		for v := range scope.IterVariables() {
 			if v.Trainable && v.InUseByGraph(x.Graph()) {
 				vars = append(vars, v)
 			}
 		}
 		values := make([]*Node, len(vars))
 		for i, v := range vars {
-			values[i] = v.ValueGraph(x.Graph())
+			values[i] = v.NodeValue(x.Graph())
 		}
 		for i, grad := range Gradient(l, values...) {
-			vars[i].SetValueGraph(Sub(values[i], MulScalar(grad, 0.5)))
+			vars[i].SetNodeValue(Sub(values[i], MulScalar(grad, 0.5)))
 		}
 		return l
 	})

@@ -4,11 +4,11 @@ import (
 	"math"
 
 	"github.com/attnbook/attnbook/pkg/torchrand"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 )
 
 // MultiHeadAttention is the vectorized MultiHeadAttention of seeds 000, 001 and 004 (Vaswani
@@ -43,9 +43,9 @@ func NewMultiHeadAttention(g *torchrand.Generator, dIn, dOut, contextLength int,
 	m.addHeadParams("", dIn, dOut, qkvBias)
 	m.addLinear("out_proj", dOut, dOut, true)
 	m.maskDims = func(d [][]int) [][]int { return [][]int{{d[0][0], numHeads, d[0][1], d[0][1]}} }
-	m.build = func(ctx *context.Context, in []*Node, variant int) (out, w, d *Node) {
+	m.build = func(scope *model.Scope, in []*Node, variant int) (out, w, d *Node) {
 		data, masks := m.splitInputs(in)
-		return m.apply(ctx, data[0], masks, variant == 1)
+		return m.apply(scope, data[0], masks, variant == 1)
 	}
 	return m
 }
@@ -80,23 +80,23 @@ func (m *MultiHeadAttention) SetFast(fast bool) { m.mu.Lock(); m.fast = fast; m.
 // Variables are read from ctx (nil: the module's own context, see [Module.Context]) and
 // created there from the module's values if missing. Dropout follows GoMLX's convention: it is
 // applied when ctx.IsTraining(g), with masks from GoMLX's random generator (not PyTorch's).
-func (m *MultiHeadAttention) Apply(ctx *context.Context, x *Node) *Node {
-	out, _, _ := m.ApplyWithMasks(ctx, x, m.rngMasks(ctx, []*Node{x})...)
+func (m *MultiHeadAttention) Apply(scope *model.Scope, x *Node) *Node {
+	out, _, _ := m.ApplyWithMasks(scope, x, m.rngMasks(scope, []*Node{x})...)
 	return out
 }
 
 // ApplyWithMasks is Apply with the dropout mask given (none: no dropout): one Float32
 // `[B, H, T, T]` mask of 0 and 1/(1-p). It returns the output `[B, T, d_out]` and the weights
 // `[B, H, T, T]` before and after dropout.
-func (m *MultiHeadAttention) ApplyWithMasks(ctx *context.Context, x *Node, masks ...*Node) (output, weights, dropped *Node) {
+func (m *MultiHeadAttention) ApplyWithMasks(scope *model.Scope, x *Node, masks ...*Node) (output, weights, dropped *Node) {
 	m.mu.Lock()
 	fast := m.fast
 	m.mu.Unlock()
-	return m.apply(ctx, x, masks, fast)
+	return m.apply(scope, x, masks, fast)
 }
 
 // apply is ApplyWithMasks with the kind of graph given (see SetFast).
-func (m *MultiHeadAttention) apply(ctx *context.Context, x *Node, masks []*Node, fast bool) (output, weights, dropped *Node) {
+func (m *MultiHeadAttention) apply(scope *model.Scope, x *Node, masks []*Node, fast bool) (output, weights, dropped *Node) {
 	const fn = "MultiHeadAttention.Apply"
 	checkRank(fn, "x", x, 3)
 	checkTokens(fn, x.Shape().Dimensions, m.dIn, m.contextLength, 3)
@@ -106,18 +106,18 @@ func (m *MultiHeadAttention) apply(ctx *context.Context, x *Node, masks []*Node,
 		mask = masks[0]
 	}
 	if fast {
-		return m.applyFast(ctx, x, mask)
+		return m.applyFast(scope, x, mask)
 	}
-	keys := m.linear(ctx, "W_key", x)         // [B, T, d_out]
-	queries := m.linear(ctx, "W_query", x)    // [B, T, d_out]
-	values := m.linear(ctx, "W_value", x)     // [B, T, d_out]
+	keys := m.linear(scope, "W_key", x)       // [B, T, d_out]
+	queries := m.linear(scope, "W_query", x)  // [B, T, d_out]
+	values := m.linear(scope, "W_value", x)   // [B, T, d_out]
 	keys = SplitHeads(keys, m.numHeads)       // [B, H, T, hs]
 	queries = SplitHeads(queries, m.numHeads) // [B, H, T, hs]
 	values = SplitHeads(values, m.numHeads)   // [B, H, T, hs]
 	heads, weights, dropped := ScaledDotProduct(queries, keys, values).
 		Causal(true).DropoutMask(mask).DoneWithDropped() // [B, H, T, hs]
-	merged := MergeHeads(heads)                                // [B, T, d_out]
-	return m.linear(ctx, "out_proj", merged), weights, dropped // [B, T, d_out]
+	merged := MergeHeads(heads)                                  // [B, T, d_out]
+	return m.linear(scope, "out_proj", merged), weights, dropped // [B, T, d_out]
 }
 
 // Forward runs the module on x `[B, T, d_in]` as one compiled graph, drawing the dropout mask
@@ -140,18 +140,18 @@ func (m *MultiHeadAttention) Call(x *tensors.Tensor) (*tensors.Tensor, error) {
 const fastBlock = 128
 
 // applyFast is the SetFast(true) graph of the forward pass: see SetFast.
-func (m *MultiHeadAttention) applyFast(ctx *context.Context, x, mask *Node) (output, weights, dropped *Node) {
+func (m *MultiHeadAttention) applyFast(scope *model.Scope, x, mask *Node) (output, weights, dropped *Node) {
 	g := x.Graph()
 	b, t, h, hs := x.Shape().Dim(0), x.Shape().Dim(1), m.numHeads, m.HeadDim()
 	scale := 1 / math.Sqrt(float64(hs))
-	wq, bq := m.param(ctx, g, "W_query.weight"), m.optParam(ctx, g, "W_query.bias")
+	wq, bq := m.param(scope, g, "W_query.weight"), m.optParam(scope, g, "W_query.bias")
 	wq = MulScalar(wq, scale) // [d_out, d_in]
 	if bq != nil {
 		bq = MulScalar(bq, scale) // [d_out]
 	}
-	queries := Reshape(Linear(x, wq, bq), b, t, h, hs)          // [B, T, H, hs]
-	keys := Reshape(m.linear(ctx, "W_key", x), b, t, h, hs)     // [B, T, H, hs]
-	values := Reshape(m.linear(ctx, "W_value", x), b, t, h, hs) // [B, T, H, hs]
+	queries := Reshape(Linear(x, wq, bq), b, t, h, hs)            // [B, T, H, hs]
+	keys := Reshape(m.linear(scope, "W_key", x), b, t, h, hs)     // [B, T, H, hs]
+	values := Reshape(m.linear(scope, "W_value", x), b, t, h, hs) // [B, T, H, hs]
 
 	// Queries in blocks of fastBlock: block [start, end) only attends to keys [0, end), so the
 	// `[B, H, Tq, Tk]` blocks that the causal mask zeroes entirely are never computed.
@@ -197,9 +197,9 @@ func (m *MultiHeadAttention) applyFast(ctx *context.Context, x, mask *Node) (out
 		dropped = Concatenate(droppedBlocks, 2) // [B, H, Tq, Tk]
 	}
 
-	wo := Reshape(m.param(ctx, g, "out_proj.weight"), m.dOut, h, hs)            // [d_out, H, hs]
-	output = DotGeneral(heads, []int{1, 3}, nil, wo, []int{1, 2}, nil)          // [B, Tq, d_out]
-	output = Add(output, ExpandLeftToRank(m.param(ctx, g, "out_proj.bias"), 3)) // [B, Tq, d_out]
+	wo := Reshape(m.param(scope, g, "out_proj.weight"), m.dOut, h, hs)            // [d_out, H, hs]
+	output = DotGeneral(heads, []int{1, 3}, nil, wo, []int{1, 2}, nil)            // [B, Tq, d_out]
+	output = Add(output, ExpandLeftToRank(m.param(scope, g, "out_proj.bias"), 3)) // [B, Tq, d_out]
 
 	return output, weights, dropped
 }
@@ -233,8 +233,8 @@ func NewCrossAttention(g *torchrand.Generator, numHeads, embedDim int, bias bool
 	}
 	m.addLinear("output_projection", embedDim, embedDim, true)
 	m.nData = 3
-	m.build = func(ctx *context.Context, in []*Node, variant int) (out, w, d *Node) {
-		out, w = m.ApplyWithWeights(ctx, in[0], in[1], in[2], variant == 1)
+	m.build = func(scope *model.Scope, in []*Node, variant int) (out, w, d *Node) {
+		out, w = m.ApplyWithWeights(scope, in[0], in[1], in[2], variant == 1)
 		return out, w, w
 	}
 	return m
@@ -244,13 +244,13 @@ func NewCrossAttention(g *torchrand.Generator, numHeads, embedDim int, bias bool
 // mask=True. k and v may be nil: each defaults to q, as in the seed (k_input = q_input,
 // v_input = q_input when None).
 // Variables as in [MultiHeadAttention.Apply].
-func (m *CrossAttention) Apply(ctx *context.Context, q, k, v *Node, causal bool) *Node {
-	out, _ := m.ApplyWithWeights(ctx, q, k, v, causal)
+func (m *CrossAttention) Apply(scope *model.Scope, q, k, v *Node, causal bool) *Node {
+	out, _ := m.ApplyWithWeights(scope, q, k, v, causal)
 	return out
 }
 
 // ApplyWithWeights is Apply that also returns the attention weights `[B, H, Tq, Tk]`.
-func (m *CrossAttention) ApplyWithWeights(ctx *context.Context, q, k, v *Node, causal bool) (output, weights *Node) {
+func (m *CrossAttention) ApplyWithWeights(scope *model.Scope, q, k, v *Node, causal bool) (output, weights *Node) {
 	const fn = "CrossAttention.Apply"
 	checkRank(fn, "q", q, 3)
 	if k == nil {
@@ -262,15 +262,15 @@ func (m *CrossAttention) ApplyWithWeights(ctx *context.Context, q, k, v *Node, c
 	checkRank(fn, "k", k, 3)
 	checkRank(fn, "v", v, 3)
 	m.checkQKV(fn, q.Shape().Dimensions, k.Shape().Dimensions, v.Shape().Dimensions)
-	queries := m.linear(ctx, "wq", q)                                               // [B, Tq, E]
-	keys := m.linear(ctx, "wk", k)                                                  // [B, Tk, E]
-	values := m.linear(ctx, "wv", v)                                                // [B, Tk, E]
+	queries := m.linear(scope, "wq", q)                                             // [B, Tq, E]
+	keys := m.linear(scope, "wk", k)                                                // [B, Tk, E]
+	values := m.linear(scope, "wv", v)                                              // [B, Tk, E]
 	queries = SplitHeads(queries, m.numHeads)                                       // [B, H, Tq, hs]
 	keys = SplitHeads(keys, m.numHeads)                                             // [B, H, Tk, hs]
 	values = SplitHeads(values, m.numHeads)                                         // [B, H, Tk, hs]
 	heads, weights := ScaledDotProduct(queries, keys, values).Causal(causal).Done() // [B, H, Tq, hs]
 	merged := MergeHeads(heads)                                                     // [B, Tq, E]
-	return m.linear(ctx, "output_projection", merged), weights                      // [B, Tq, E]
+	return m.linear(scope, "output_projection", merged), weights                    // [B, Tq, E]
 }
 
 // Forward runs the module as one compiled graph on q `[B, Tq, E]` and k, v `[B, Tk, E]` (nil k:

@@ -3,9 +3,9 @@ package attention
 import (
 	"math"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
-	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
 )
 
 // This file holds the pure graph functions: no weights, *Node in, *Node out, in the order the

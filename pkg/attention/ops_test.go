@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/attnbook/attnbook/pkg/torchrand"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // TestSoftmaxOverflow documents why the naive softmax is not used: exp(89) is +Inf in float32,

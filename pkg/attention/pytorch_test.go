@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/attnbook/attnbook/pkg/torchrand"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // TestSeed000 asserts the numbers seed 000 prints: the wrapper on its own inputs (cell 7), the

@@ -3,7 +3,7 @@ package attention
 import (
 	"math"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
 )
 
 // ScaledDotProductBuilder configures one scaled dot-product attention; create it with

@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/attnbook/attnbook/pkg/torchrand"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 )
 
 // fidelityCase is one computation of a seed document: what it prints (if anything) and the
@@ -58,14 +58,14 @@ func TestSeed001(t *testing.T) {
 	wq, wk, wv := g.Rand(3, 2), g.Rand(3, 2), g.Rand(3, 2)
 	sa2 := NewSelfAttentionV2(torchrand.New(789), 3, 2, false)
 	sa2Scores := func(t *testing.T) *tensors.Tensor { // cell 22: queries @ keys.T of sa_v2
-		return runCtx(t, sa2.Context(), func(ctx *context.Context, in []*Node) *Node {
+		return runCtx(t, sa2.Context(), func(scope *model.Scope, in []*Node) *Node {
 			x := in[0]
-			return Scores(sa2.linear(ctx, "W_query", x), sa2.linear(ctx, "W_key", x))
+			return Scores(sa2.linear(scope, "W_query", x), sa2.linear(scope, "W_key", x))
 		}, inputs)
 	}
 	sa2Weights := func(t *testing.T) *tensors.Tensor {
-		return runCtx(t, sa2.Context(), func(ctx *context.Context, in []*Node) *Node {
-			_, w := sa2.ApplyWithWeights(ctx, in[0])
+		return runCtx(t, sa2.Context(), func(scope *model.Scope, in []*Node) *Node {
+			_, w := sa2.ApplyWithWeights(scope, in[0])
 			return w
 		}, inputs)
 	}

@@ -4,9 +4,9 @@ import (
 	"fmt"
 
 	"github.com/attnbook/attnbook/pkg/torchrand"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/context"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 )
 
 // SelfAttentionV1 is seed 001's SelfAttention_v1: trainable query, key and value matrices
@@ -27,8 +27,8 @@ func NewSelfAttentionV1(g *torchrand.Generator, dIn, dOut int) *SelfAttentionV1 
 	for _, k := range []string{"W_query", "W_key", "W_value"} {
 		m.addParam(k, g.Rand(dIn, dOut))
 	}
-	m.build = func(ctx *context.Context, in []*Node, _ int) (out, w, d *Node) {
-		out, w = m.ApplyWithWeights(ctx, in[0])
+	m.build = func(scope *model.Scope, in []*Node, _ int) (out, w, d *Node) {
+		out, w = m.ApplyWithWeights(scope, in[0])
 		return out, w, w
 	}
 	return m
@@ -37,19 +37,19 @@ func NewSelfAttentionV1(g *torchrand.Generator, dIn, dOut int) *SelfAttentionV1 
 // Apply builds the forward pass on x `[T, d_in]` (or a batch `[B, T, d_in]`) into x's graph and
 // returns the context vectors `[T, d_out]`. Variables are read from ctx (nil: the module's own
 // context; see [Module.Context]), created there from the module's values if missing.
-func (m *SelfAttentionV1) Apply(ctx *context.Context, x *Node) *Node {
-	out, _ := m.ApplyWithWeights(ctx, x)
+func (m *SelfAttentionV1) Apply(scope *model.Scope, x *Node) *Node {
+	out, _ := m.ApplyWithWeights(scope, x)
 	return out
 }
 
 // ApplyWithWeights is Apply that also returns the attention weights `[T, T]`.
-func (m *SelfAttentionV1) ApplyWithWeights(ctx *context.Context, x *Node) (output, weights *Node) {
+func (m *SelfAttentionV1) ApplyWithWeights(scope *model.Scope, x *Node) (output, weights *Node) {
 	checkRank("SelfAttentionV1.Apply", "x", x, 2, 3)
 	checkTokens("SelfAttentionV1.Apply", x.Shape().Dimensions, m.dIn, 0, 2, 3)
 	g := x.Graph()
-	keys := matmul(x, m.param(ctx, g, "W_key"))      // [T, d_out]
-	queries := matmul(x, m.param(ctx, g, "W_query")) // [T, d_out]
-	values := matmul(x, m.param(ctx, g, "W_value"))  // [T, d_out]
+	keys := matmul(x, m.param(scope, g, "W_key"))      // [T, d_out]
+	queries := matmul(x, m.param(scope, g, "W_query")) // [T, d_out]
+	values := matmul(x, m.param(scope, g, "W_value"))  // [T, d_out]
 	weights = StableSoftmax(ScaleScores(Scores(queries, keys), m.dOut))
 	return ContextVectors(weights, values), weights // [T, d_out]
 }
@@ -83,8 +83,8 @@ func NewSelfAttentionV2(g *torchrand.Generator, dIn, dOut int, qkvBias bool) *Se
 	for _, k := range []string{"W_query", "W_key", "W_value"} {
 		m.addLinear(k, dIn, dOut, qkvBias)
 	}
-	m.build = func(ctx *context.Context, in []*Node, _ int) (out, w, d *Node) {
-		out, w = m.ApplyWithWeights(ctx, in[0])
+	m.build = func(scope *model.Scope, in []*Node, _ int) (out, w, d *Node) {
+		out, w = m.ApplyWithWeights(scope, in[0])
 		return out, w, w
 	}
 	return m
@@ -92,19 +92,19 @@ func NewSelfAttentionV2(g *torchrand.Generator, dIn, dOut int, qkvBias bool) *Se
 
 // Apply builds the forward pass on x `[T, d_in]` (or a batch `[B, T, d_in]`) into x's graph and
 // returns `[T, d_out]`; variables as in [SelfAttentionV1.Apply].
-func (m *SelfAttentionV2) Apply(ctx *context.Context, x *Node) *Node {
-	out, _ := m.ApplyWithWeights(ctx, x)
+func (m *SelfAttentionV2) Apply(scope *model.Scope, x *Node) *Node {
+	out, _ := m.ApplyWithWeights(scope, x)
 	return out
 }
 
 // ApplyWithWeights is Apply that also returns the attention weights `[T, T]` (seed 001,
 // cell 22: 0.1921 0.1646 …).
-func (m *SelfAttentionV2) ApplyWithWeights(ctx *context.Context, x *Node) (output, weights *Node) {
+func (m *SelfAttentionV2) ApplyWithWeights(scope *model.Scope, x *Node) (output, weights *Node) {
 	checkRank("SelfAttentionV2.Apply", "x", x, 2, 3)
 	checkTokens("SelfAttentionV2.Apply", x.Shape().Dimensions, m.dIn, 0, 2, 3)
-	keys := m.linear(ctx, "W_key", x)      // [T, d_out]
-	queries := m.linear(ctx, "W_query", x) // [T, d_out]
-	values := m.linear(ctx, "W_value", x)  // [T, d_out]
+	keys := m.linear(scope, "W_key", x)      // [T, d_out]
+	queries := m.linear(scope, "W_query", x) // [T, d_out]
+	values := m.linear(scope, "W_value", x)  // [T, d_out]
 	weights = StableSoftmax(ScaleScores(Scores(queries, keys), m.dOut))
 	return ContextVectors(weights, values), weights // [T, d_out]
 }
@@ -129,9 +129,9 @@ func (m *Module) addLinear(prefix string, in, out int, bias bool) {
 }
 
 // linear applies the module's Linear layer prefix to x: `[..., in]` → `[..., out]`.
-func (m *Module) linear(ctx *context.Context, prefix string, x *Node) *Node {
+func (m *Module) linear(scope *model.Scope, prefix string, x *Node) *Node {
 	g := x.Graph()
-	return Linear(x, m.param(ctx, g, prefix+".weight"), m.optParam(ctx, g, prefix+".bias"))
+	return Linear(x, m.param(scope, g, prefix+".weight"), m.optParam(scope, g, prefix+".bias"))
 }
 
 // matmul is x @ w for w `[in, out]` (nn.Parameter layout): `[..., in]` → `[..., out]`.

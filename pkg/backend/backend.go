@@ -22,12 +22,12 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gomlx/gomlx/backends"
-	_ "github.com/gomlx/gomlx/backends/simplego" // registers "go"
+	"github.com/gomlx/compute"
+	_ "github.com/gomlx/compute/gobackend" // registers "go"
 )
 
 // EnvVar is the environment variable that overrides the choice: GoMLX's own GOMLX_BACKEND.
-const EnvVar = backends.ConfigEnvVar
+const EnvVar = compute.ConfigEnvVar
 
 // Choice is a backend configuration and the reason it was picked.
 type Choice struct {
@@ -117,7 +117,7 @@ func hasNvidiaGPU() bool {
 
 var (
 	once         sync.Once
-	shared       backends.Backend
+	shared       compute.Backend
 	sharedErr    error
 	sharedChoice Choice
 )
@@ -126,7 +126,7 @@ var (
 // A bare "go" is started as "go:ops_sequential" (see runConfig).
 // It returns an error (never panics, never downloads) when the chosen backend cannot start,
 // e.g. GOMLX_BACKEND=xla:cpu without the plugin.
-func Default() (backends.Backend, error) {
+func Default() (compute.Backend, error) {
 	once.Do(func() {
 		sharedChoice = Choose()
 		shared, sharedErr = newBackend(runConfig(sharedChoice.Config))
@@ -146,17 +146,17 @@ func Chosen() Choice {
 }
 
 // newBackend is backends.NewWithConfig with its panics (unknown backend name) turned into errors.
-func newBackend(config string) (b backends.Backend, err error) {
+func newBackend(config string) (b compute.Backend, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	return backends.NewWithConfig(config)
+	return compute.NewWithConfig(config)
 }
 
 // MustDefault is Default for notebook cells and tests: it panics with Default's error.
-func MustDefault() backends.Backend {
+func MustDefault() compute.Backend {
 	b, err := Default()
 	if err != nil {
 		panic(err)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/core/graph"
 )
 
 func TestRunConfig(t *testing.T) {

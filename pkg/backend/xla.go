@@ -5,15 +5,16 @@ package backend
 import (
 	"sort"
 
-	"github.com/gomlx/go-xla/pkg/pjrt"
-	"github.com/gomlx/gomlx/backends/xla" // registers "xla"
+	"github.com/gomlx/go-xla/compute/xla" // registers "xla"; its auto-installer is not imported
+	"github.com/gomlx/go-xla/pjrt"
 )
 
 // XLACompiled reports whether this binary includes GoMLX's XLA backend (false with -tags noxla).
 const XLACompiled = true
 
 func init() {
-	// GoMLX's XLA backend downloads plugins from the internet by default: never at notebook run time.
+	// Nothing is downloaded at notebook run time: go-xla's auto-installer lives in a package
+	// (compute/xla/autoinstall) this module never imports; switch the flag off as well.
 	xla.EnableAutoInstall(false)
 }
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/attnbook/attnbook/pkg/display"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // Format prints exactly what PyTorch's print(t) prints (seed 001 values).

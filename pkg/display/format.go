@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // SciMode selects scientific notation for floats, like torch.set_printoptions(sci_mode=...).

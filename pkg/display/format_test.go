@@ -12,8 +12,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes/bfloat16"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute/dtypes/bfloat16"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/x448/float16"
 )
 

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // heatOptions are the settings Heatmap and Heads share.

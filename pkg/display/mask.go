@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // MaskBuilder configures a picture of a mask; create it with MaskView.

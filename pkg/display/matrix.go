@@ -5,7 +5,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // matrix is one 2-D panel of values with the per-cell flags the pictures draw.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 var (

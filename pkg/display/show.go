@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/janpfeifer/gonb/gonbui"
 	"github.com/janpfeifer/gonb/gonbui/dom"
 	"github.com/janpfeifer/gonb/gonbui/widgets"

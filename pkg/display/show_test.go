@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // capture replaces the helpers' outputs for one test.

@@ -3,7 +3,7 @@ package eager
 import (
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // resetCache drops (and finalizes) every compiled operation, so the next call compiles again.

@@ -8,8 +8,8 @@ import (
 	"unsafe"
 
 	"github.com/attnbook/attnbook/pkg/backend"
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // buildFn builds the graph of one eager operation from its parameters.
@@ -143,7 +143,7 @@ func applyKeyed(op, key string, fn any, inputs []*tensors.Tensor) []*tensors.Ten
 			e.err = err
 			return
 		}
-		e.exec, e.err = graph.NewExecAny(be, fn)
+		e.exec, e.err = graph.NewExecCanonical(be, canonical(fn), -1, -1, false, true, true)
 		if e.err == nil {
 			e.exec.SetMaxCache(-1)
 		}
@@ -197,6 +197,32 @@ func checkFn(op string, fn any, inputs []*tensors.Tensor) {
 		if out := ft.Out(i); out != nodeType && !(out == nodeSliceType && ft.NumOut() == 1) {
 			panic(fmt.Errorf("eager.%s: fn %s: result %d is %s, want *graph.Node", op, ft, i, out))
 		}
+	}
+}
+
+// canonical wraps fn (checked by checkFn) as GoMLX's canonical graph function: all inputs as one
+// slice, all outputs as one slice.
+func canonical(fn any) graph.CanonicalExecGraphFn {
+	fv, ft := reflect.ValueOf(fn), reflect.TypeOf(fn)
+	return func(_ *graph.Graph, xs []*graph.Node) []*graph.Node {
+		var in []reflect.Value
+		if ft.NumIn() == 1 && ft.In(0) == nodeSliceType {
+			in = []reflect.Value{reflect.ValueOf(xs)}
+		} else {
+			in = make([]reflect.Value, len(xs))
+			for i, x := range xs {
+				in[i] = reflect.ValueOf(x)
+			}
+		}
+		out := fv.Call(in)
+		if ft.NumOut() == 1 && ft.Out(0) == nodeSliceType {
+			return out[0].Interface().([]*graph.Node)
+		}
+		nodes := make([]*graph.Node, len(out))
+		for i, o := range out {
+			nodes[i] = o.Interface().(*graph.Node)
+		}
+		return nodes
 	}
 }
 

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // failf panics with an error "eager.<op>: <message>".

@@ -3,9 +3,9 @@ package eager
 import (
 	"math"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // category orders dtypes the way PyTorch's type promotion does: bool < integer < floating.

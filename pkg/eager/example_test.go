@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/attnbook/attnbook/pkg/eager"
-	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/core/graph"
 )
 
 // Seed 001, cells [1], [2] and [7]: dot products, one at a time and as one matrix product.

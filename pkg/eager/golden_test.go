@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // goldenFile holds PyTorch's results, written by testdata/gen_goldens.py.

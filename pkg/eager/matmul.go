@@ -5,10 +5,10 @@ import (
 	"sync"
 
 	"github.com/attnbook/attnbook/pkg/backend"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // matmulType checks the operands' dtypes: PyTorch's matmul wants one numeric dtype on both sides.

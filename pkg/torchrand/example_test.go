@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/attnbook/attnbook/pkg/torchrand"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // torch.manual_seed(0); torch.randn(6, 6)[0] and torch.randn(3).

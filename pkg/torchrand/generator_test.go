@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 func flat(t *tensors.Tensor) []float32 { return tensors.MustCopyFlatData[float32](t) }

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 var update = flag.Bool("update", false, "regenerate testdata/goldens.json with /usr/bin/python3 and PyTorch before testing")

@@ -3,8 +3,8 @@ package torchrand
 import (
 	"math"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // LinearBound returns the bound b of nn.Linear(in, ...)'s weight init, uniform_(-b, b): PyTorch's

@@ -3,7 +3,7 @@ package torchrand
 import (
 	"math"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // smallNormalMax: tensors with fewer elements take the double-precision Box–Muller path.
