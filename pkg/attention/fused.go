@@ -1,0 +1,38 @@
+package attention
+
+import (
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
+	gomlxattention "github.com/gomlx/gomlx/ml/layers/attention"
+)
+
+// FusedCausal is causal scaled dot-product attention, softmax(q @ k.T / sqrt(hd) + causal
+// mask) @ v, through GoMLX's fused attention op (v0.27+: graph.BackendFusedScaledDotProductAttention,
+// called by ml/layers/attention.Core): the backend computes it in one op where it has one (XLA
+// on CUDA: cuDNN flash attention, forward and backward, without materializing the `[B, H, T, T]`
+// scores); elsewhere GoMLX falls back to its own decomposed graph, which autodiff differentiates.
+// GoMLX v0.28.8's pure-Go backend ("go", compute v0.1.6) has its fused attention switched off
+// (its SIMD matrix products are faster), so there it always takes the decomposed graph.
+//
+// q, k and v are `[B, H, T, hd]` (the layout [SplitHeads] gives) of the same float dtype; the
+// result is `[B, H, T, hd]`. Query i sees keys 0…i. No attention weights are returned and no
+// dropout is applied: it is the evaluation-mode attention of a causal module. A shape mismatch
+// panics with an *ArgumentError naming the shapes.
+//
+// Its float32 results differ from [ScaledDotProduct]'s (PyTorch's operation order) in the last
+// bits: GoMLX multiplies the scores by 1/sqrt(hd) instead of dividing them by sqrt(hd).
+func FusedCausal(q, k, v *Node) *Node {
+	const fn = "FusedCausal"
+	checkRank(fn, "q", q, 4)
+	checkRank(fn, "k", k, 4)
+	checkRank(fn, "v", v, 4)
+	checkFloat(fn, "q", q)
+	if !k.Shape().Equal(q.Shape()) {
+		argPanic(fn, "k", "shape %s must equal q shape %s, `[B, H, T, hd]`", k.Shape(), q.Shape())
+	}
+	if !v.Shape().Equal(q.Shape()) {
+		argPanic(fn, "v", "shape %s must equal q shape %s, `[B, H, T, hd]`", v.Shape(), q.Shape())
+	}
+	out, _ := gomlxattention.Core(q, k, v, gomlxattention.LayoutBHSD,
+		gomlxattention.CoreOptions{UseCausalMask: true}) // [B, H, T, hd]
+	return out
+}
