@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/gomlx/compute/dtypes/bfloat16"
+	"github.com/gomlx/compute/dtypes/float16"
 	"github.com/gomlx/gomlx/core/tensors"
-	"github.com/x448/float16"
 )
 
 // textGoldens is testdata/text_goldens.json, written by testdata/gen_text_goldens.py.
@@ -137,7 +137,7 @@ func goldenTensor(t *testing.T, dtype string, shape []int, vals []any) *tensors.
 		f := floats()
 		data := make([]float16.Float16, len(f))
 		for i, x := range f {
-			data[i] = float16.Fromfloat32(float32(x))
+			data[i] = float16.FromFloat32(float32(x))
 		}
 		return tensors.FromFlatDataAndDimensions(data, shape...)
 	case "bfloat16":

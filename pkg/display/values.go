@@ -8,8 +8,8 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/dtypes/bfloat16"
+	"github.com/gomlx/compute/dtypes/float16"
 	"github.com/gomlx/gomlx/core/tensors"
-	"github.com/x448/float16"
 )
 
 // kind groups dtypes by how PyTorch prints them.

@@ -33,7 +33,7 @@ func ExampleGenerator_Rand() {
 	fmt.Println(x.Shape())
 	fmt.Println(tensors.MustCopyFlatData[float32](x))
 	// Output:
-	// (Float32)[3 2]
+	// (Float32)[3, 2]
 	// [0.29611194 0.5165623 0.25167072 0.6885568 0.07397246 0.86652195]
 }
 
