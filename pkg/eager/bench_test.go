@@ -57,13 +57,36 @@ func BenchmarkSoftmaxCached(b *testing.B) {
 	}
 }
 
-// BenchmarkMatMulFirstCall: the first call for a shape, building and compiling its graph.
-func BenchmarkMatMulFirstCall(b *testing.B) {
+// BenchmarkSoftmaxFirstCall: the first call for a shape, building and compiling its graph.
+func BenchmarkSoftmaxFirstCall(b *testing.B) {
 	x, y := benchInputs()
+	s := MatMul(x, y)
 	for b.Loop() {
 		b.StopTimer()
 		resetCache()
 		b.StartTimer()
-		MatMul(x, y)
+		Softmax(s, -1)
+	}
+}
+
+// BenchmarkMatMulExactLimit: the largest product of the exact path, [64 64]@[64 64]
+// (2^18 multiply-adds summed on the host in PyTorch's order).
+func BenchmarkMatMulExactLimit(b *testing.B) {
+	x := Reshape(Float(Arange(64*64)), 64, 64)
+	MatMul(x, x)
+	for b.Loop() {
+		MatMul(x, x)
+	}
+}
+
+// BenchmarkMatMulDotGeneral: the same product through the backend's DotGeneral.
+func BenchmarkMatMulDotGeneral(b *testing.B) {
+	saved := exactMaxElems
+	exactMaxElems = -1
+	defer func() { exactMaxElems = saved }()
+	x := Reshape(Float(Arange(64*64)), 64, 64)
+	MatMul(x, x)
+	for b.Loop() {
+		MatMul(x, x)
 	}
 }

@@ -13,10 +13,11 @@
 // The computation is built and compiled once per (operation, static arguments such as dims,
 // input shapes and dtypes) and cached for the life of the process; scalar arguments (the s of
 // MulScalar, the value of MaskedFill) travel as inputs, so new values don't recompile. On the
-// pure-Go backend a cached call costs about 5 µs (Dot) to 20 µs (Softmax) and a first call
-// (build and compile) a few tens of µs more (see the benchmarks), so a cell that loops over tokens
-// calling Dot is fine; on XLA compiling is the expensive part, which the cache pays once. Apply runs any graph function (for instance
-// pkg/attention's) the same way.
+// pure-Go backend a cached call costs a few µs to 20 µs (Softmax) and a first call (build and
+// compile) a few tens of µs more (see the benchmarks); on XLA compiling is the expensive part,
+// which the cache pays once. Small matrix products skip the graph: they are summed on the host
+// (see Numerics), so a cell that loops over tokens calling Dot costs well under a µs per call.
+// Apply runs any graph function (for instance pkg/attention's) the same way.
 //
 // Semantics follow PyTorch: broadcasting (aligned on the right, size-1 dimensions repeat, never
 // a silent broadcast PyTorch would refuse), negative dims, torch.matmul's 1-D rules, view with one
@@ -76,13 +77,16 @@
 //
 // Operations that only move, select, compare or mask values, and all integer arithmetic, are
 // exact. Float32 element-wise arithmetic is IEEE-exact, as in PyTorch. Sums of products (Dot,
-// MatMul, Linear) add the float32 products one by one, left to right, on the pure-Go backend,
-// which is what PyTorch's CPU kernels do with Debian's reference BLAS: seed 001's
-// x_0.dot(query) = 0.9544000625610352 and every other matrix product of the seeds come out bit
-// for bit. (GoMLX's pure-Go DotGeneral does so below 16 products; from 16 products up, for
-// products of up to 2^18 multiplications, eager computes the products explicitly and sums them
-// in order; larger ones use DotGeneral and differ from PyTorch in the last bits, as do PyTorch
-// builds with MKL or OpenBLAS.) Sum follows PyTorch's order for fewer than 8 elements along the
-// last dimension and adds left to right otherwise; Softmax agrees with PyTorch to 2 ulp (its
-// vectorized exp rounds differently). On XLA the backend chooses the order.
+// MatMul, Linear) of up to 2^18 multiply-adds are computed in Go on the host, adding the float32
+// products one by one, left to right, which is what PyTorch's CPU kernels do with Debian's
+// reference BLAS: seed 001's x_0.dot(query) = 0.9544000625610352 and every other matrix product
+// of the seeds come out bit for bit, on every backend and whatever order the backend's own
+// matmul kernels use. Larger products run on the backend's DotGeneral (GoMLX's AVX2/AVX-512
+// kernels when built with GOEXPERIMENT=simd, XLA where installed) and differ from PyTorch in
+// the last bits, as do PyTorch builds with MKL or OpenBLAS: at the seeds' sizes that path lands up
+// to 16 ulp (relative 1.3e-6) away, with or without the SIMD kernels (TestProductULPsDotGeneral).
+// Linear adds the bias after the sum, as PyTorch does. Sum follows PyTorch's order for fewer
+// than 8 elements along the last dimension and adds left to right otherwise; Softmax agrees
+// with PyTorch to 2 ulp (its vectorized exp rounds differently). On XLA the backend chooses
+// the order of sums.
 package eager

@@ -126,13 +126,14 @@ func TestValidationBeforeGraph(t *testing.T) {
 func TestCache(t *testing.T) {
 	a := Reshape(Float(Arange(18)), 6, 3)
 	b := T(a)
-	MatMul(a, b)
+	s := MatMul(a, b)
+	Softmax(s, -1)
 	n := CacheSize()
 	for range 5 {
-		MatMul(a, b)
+		Softmax(MatMul(a, b), -1)
 	}
 	if CacheSize() != n {
-		t.Errorf("repeated MatMul [6 3]@[3 6] grew the cache from %d to %d", n, CacheSize())
+		t.Errorf("repeated Softmax(MatMul [6 3]@[3 6]) grew the cache from %d to %d", n, CacheSize())
 	}
 	// New scalar values are inputs, not constants: no new compilations.
 	mask := Bool(a)
@@ -147,12 +148,21 @@ func TestCache(t *testing.T) {
 		t.Errorf("new scalar values compiled %d new graphs, want none", got-n)
 	}
 	// A new shape compiles once more.
-	b4 := Slice(b, 1, 0, 4)
+	s4 := Slice(s, 1, 0, 4)
 	n = CacheSize()
-	MatMul(a, b4)
-	MatMul(a, b4)
+	Softmax(s4, -1)
+	Softmax(s4, -1)
 	if got := CacheSize(); got != n+1 {
 		t.Errorf("a new shape compiled %d graphs, want 1", got-n)
+	}
+	// Small products are summed on the host (the exact path): they compile nothing.
+	b5, a0, a1 := Slice(b, 1, 0, 5), Index(a, 0), Index(a, 1)
+	n = CacheSize()
+	MatMul(a, b5)
+	Linear(a, a, nil)
+	Dot(a0, a1)
+	if got := CacheSize(); got != n {
+		t.Errorf("small products compiled %d graphs, want none", got-n)
 	}
 }
 

@@ -24,6 +24,7 @@ var update = flag.Bool("update", false, "regenerate "+goldenFile+" with /usr/bin
 func updateGoldens(t testing.TB) {
 	t.Helper()
 	cmd := exec.Command("/usr/bin/python3", "testdata/gen_goldens.py")
+	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+referenceBLAS) // Not OpenBLAS: see gen_goldens.py.
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -33,6 +34,9 @@ func updateGoldens(t testing.TB) {
 		t.Fatal(err)
 	}
 }
+
+// referenceBLAS is where Debian's libblas3 keeps the reference BLAS (libblas.so.3).
+const referenceBLAS = "/usr/lib/x86_64-linux-gnu/blas"
 
 // maxRelErr is the largest relative error accepted for float arithmetic against PyTorch.
 const maxRelErr = 1e-6

@@ -1,10 +1,6 @@
 package eager
 
 import (
-	"slices"
-	"sync"
-
-	"github.com/attnbook/attnbook/pkg/backend"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
@@ -77,48 +73,20 @@ func MatMul(a, b *tensors.Tensor) *tensors.Tensor {
 	if product(outDims) == 0 || ka == 0 {
 		return tensors.FromShape(shapes.Make(dt, outDims...)) // Zeros, like PyTorch's empty sums.
 	}
-	seq := sequential(product(batch), m, ka, n)
+	if useExact(product(batch), m, ka, n) {
+		return exactProduct("MatMul", a, b, dt, productLayout{m: m, k: ka, n: n, outDims: outDims,
+			aBatch: batchMap(batch, batchA), bBatch: batchMap(batch, batchB)})
+	}
 	return run1("MatMul", "", func(xs []*graph.Node) *graph.Node {
 		x := broadcastNode(graph.Reshape(xs[0], am...), append(append([]int(nil), batch...), m, ka))
 		y := broadcastNode(graph.Reshape(xs[1], bm...), append(append([]int(nil), batch...), ka, n))
-		return graph.Reshape(contract(x, y, len(batch), seq), outDims...)
+		return graph.Reshape(contract(x, y, len(batch)), outDims...)
 	}, a, b)
 }
 
-// sequentialMaxElems bounds the products tensor [batch..., m, k, n] of the sequential path.
-const sequentialMaxElems = 1 << 18
-
-// sequentialFrom is the contraction size from which GoMLX's pure-Go DotGeneral stops summing
-// products strictly left to right (it adds blocks of 8 products first).
-const sequentialFrom = 16
-
-// sequential reports whether a product [batch] × [m, k] @ [k, n] should sum its k products one by one,
-// left to right in float32, like PyTorch's CPU kernels with the reference BLAS (and its own bmm
-// loop) do: only on the pure-Go backend, where that order is guaranteed, and only when the products
-// fit in a small buffer. Below 16 products GoMLX's kernel already sums in that order.
-func sequential(batchSize, m, k, n int) bool {
-	if k < sequentialFrom || batchSize*m*k*n > sequentialMaxElems {
-		return false
-	}
-	return pureGo()
-}
-
-var pureGo = sync.OnceValue(func() bool {
-	be, err := backend.Default()
-	return err == nil && be.String() == "go" // simplego.BackendName; Name() is "SimpleGo (go)".
-})
-
 // contract multiplies x [batch..., m, k] by y [batch..., k, n] (same batch dimensions, nb of them)
-// into [batch..., m, n]: with DotGeneral, or, when seq, as the explicit products
-// [batch..., m, k, n] summed over k, which the pure-Go backend does strictly in order.
-func contract(x, y *graph.Node, nb int, seq bool) *graph.Node {
-	xd, yd := x.Shape().Dimensions, y.Shape().Dimensions
-	if seq {
-		full := append(slices.Clone(xd), yd[nb+1])                                             // [batch..., m, k, n]
-		xe := broadcastNode(graph.Reshape(x, append(slices.Clone(xd), 1)...), full)            // [batch..., m, k, 1]
-		ye := broadcastNode(graph.Reshape(y, slices.Insert(slices.Clone(yd), nb, 1)...), full) // [batch..., 1, k, n]
-		return graph.ReduceSum(graph.Mul(xe, ye), nb+1)
-	}
+// into [batch..., m, n] with the backend's DotGeneral (products too large for the exact path).
+func contract(x, y *graph.Node, nb int) *graph.Node {
 	batchAxes := make([]int, nb)
 	for i := range batchAxes {
 		batchAxes[i] = i
@@ -131,11 +99,10 @@ func dot1D(a, b *tensors.Tensor, dt dtypes.DType) *tensors.Tensor {
 	if a.Size() == 0 {
 		return tensors.FromShape(shapes.Make(dt))
 	}
-	seq := sequential(1, 1, a.Size(), 1)
+	if useExact(1, 1, a.Size(), 1) {
+		return exactProduct("Dot", a, b, dt, productLayout{m: 1, k: a.Size(), n: 1, aBatch: []int{0}, bBatch: []int{0}})
+	}
 	return run1("Dot", "", func(xs []*graph.Node) *graph.Node {
-		if seq {
-			return graph.ReduceAllSum(graph.Mul(xs[0], xs[1]))
-		}
 		return graph.DotGeneral(xs[0], []int{0}, nil, xs[1], []int{0}, nil)
 	}, a, b)
 }
@@ -204,10 +171,17 @@ func Linear(x, weight, bias *tensors.Tensor) *tensors.Tensor {
 		static = "bias"
 	}
 	rows := x.Size() / in
-	seq := sequential(1, rows, in, out)
+	if useExact(1, rows, in, out) {
+		y := exactProduct("Linear", x, weight, dt, productLayout{m: rows, k: in, n: out, outDims: outDims,
+			aBatch: []int{0}, bBatch: []int{0}, bTransposed: true})
+		if bias != nil {
+			return Add(y, bias) // After the sum, like PyTorch's matmul then add_.
+		}
+		return y
+	}
 	return run1("Linear", static, func(xs []*graph.Node) *graph.Node {
-		x2 := graph.Reshape(xs[0], rows, in)                           // [rows, in]
-		y := contract(x2, graph.TransposeAllAxes(xs[1], 1, 0), 0, seq) // [rows, in] @ [in, out]
+		x2 := graph.Reshape(xs[0], rows, in)                      // [rows, in]
+		y := contract(x2, graph.TransposeAllAxes(xs[1], 1, 0), 0) // [rows, in] @ [in, out]
 		y = graph.Reshape(y, outDims...)
 		if len(xs) == 3 {
 			y = graph.Add(y, broadcastNode(xs[2], outDims))

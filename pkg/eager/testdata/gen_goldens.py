@@ -1,9 +1,15 @@
 #!/usr/bin/python3
 """Writes goldens.json: PyTorch's results for every eager operation, for eager_test.go.
 
-Run with Debian's PyTorch (python3-torch 1.13, reference BLAS), not a pip/conda one:
+Run with Debian's PyTorch (python3-torch 1.13) on the reference BLAS, not a pip/conda one:
 
-    /usr/bin/python3 pkg/eager/testdata/gen_goldens.py > pkg/eager/testdata/goldens.json
+    LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/blas \
+        /usr/bin/python3 pkg/eager/testdata/gen_goldens.py > pkg/eager/testdata/goldens.json
+
+(go test ./pkg/eager -run TestGoldens -update does that.) Installing libopenblas0-pthread makes
+OpenBLAS the system's libblas.so.3 (update-alternatives, priority 100 against the reference
+BLAS's 10), and OpenBLAS sums products in another order: this script refuses to run on it. The
+reference BLAS is Debian's libblas3 (apt-get install libblas3), in /usr/lib/x86_64-linux-gnu/blas.
 
 Each case is one operation: its inputs are PyTorch tensors (often the intermediate values of the
 seed notebooks 000/001/002, recomputed here the same way), "want" is PyTorch's output. "exact"
@@ -16,6 +22,19 @@ import sys
 
 import torch
 
+
+def refuse_openblas():
+    """Exit unless the libblas.so.3 PyTorch loaded is the reference one (libblas3). (OpenBLAS's
+    liblapack.so.3 still loads libopenblas, but the BLAS symbols resolve to libblas.so.3 first.)"""
+    torch.ones(2, 2) @ torch.ones(2, 2)  # Load the BLAS.
+    with open("/proc/self/maps") as f:
+        libs = {line.split()[-1] for line in f if "/libblas.so" in line}
+    if not libs or any("openblas" in lib for lib in libs):
+        sys.exit("gen_goldens.py: PyTorch loaded OpenBLAS, whose sums differ from the reference BLAS; run with "
+                 "LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/blas (apt-get install libblas3)")
+
+
+refuse_openblas()
 torch.set_printoptions(precision=4)
 cases = []
 

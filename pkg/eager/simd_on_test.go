@@ -1,0 +1,5 @@
+//go:build goexperiment.simd
+
+package eager
+
+func simdNote() string { return "built with GOEXPERIMENT=simd" }
