@@ -1,0 +1,126 @@
+package gpt
+
+import (
+	"fmt"
+	"math"
+)
+
+// Config is the shape of a GPT, nanoGPT's GPTConfig.
+type Config struct {
+	VocabSize int     // V: tokens the model knows (65 characters for Tiny Shakespeare)
+	BlockSize int     // the most tokens one input may have (positions of wpe)
+	NLayer    int     // L: transformer blocks
+	NHead     int     // H: attention heads per block
+	NEmbd     int     // C: width of the residual stream; the head size is C/H
+	Dropout   float64 // dropout probability in training (0: none, as in the nanoGPT CPU recipe)
+	Bias      bool    // biases in the Linear layers and LayerNorms (nanoGPT's CPU recipe: false)
+}
+
+// HeadSize is hs = NEmbd / NHead.
+func (c Config) HeadSize() int { return c.NEmbd / c.NHead }
+
+// Validate returns an error naming the first field that cannot make a model.
+func (c Config) Validate() error {
+	switch {
+	case c.VocabSize <= 0:
+		return fmt.Errorf("gpt.Config: VocabSize must be > 0, got %d", c.VocabSize)
+	case c.BlockSize <= 0:
+		return fmt.Errorf("gpt.Config: BlockSize must be > 0, got %d", c.BlockSize)
+	case c.NLayer <= 0:
+		return fmt.Errorf("gpt.Config: NLayer must be > 0, got %d", c.NLayer)
+	case c.NHead <= 0:
+		return fmt.Errorf("gpt.Config: NHead must be > 0, got %d", c.NHead)
+	case c.NEmbd <= 0 || c.NEmbd%c.NHead != 0:
+		return fmt.Errorf("gpt.Config: NEmbd must be a positive multiple of NHead (%d), got %d", c.NHead, c.NEmbd)
+	case !(c.Dropout >= 0 && c.Dropout < 1):
+		return fmt.Errorf("gpt.Config: Dropout must be in [0, 1), got %g", c.Dropout)
+	}
+	return nil
+}
+
+// NumParams counts the learnable scalars (the tied LM head counted once, as nanoGPT's
+// get_num_params(non_embedding=False)).
+func (c Config) NumParams() int {
+	C, b := c.NEmbd, 0
+	if c.Bias {
+		b = 1
+	}
+	ln := C * (1 + b)
+	block := 2*ln + 4*(C*C+b*C) + (C*4*C + b*4*C) + (4*C*C + b*C)
+	return c.VocabSize*C + c.BlockSize*C + c.NLayer*block + ln
+}
+
+// TrainConfig holds the training settings of nanoGPT's train.py that this package follows.
+type TrainConfig struct {
+	Seed         int64   // torch.manual_seed before the model is built (initial weights)
+	BatchSeed    int64   // seed of the generator that draws training batches (evaluation uses others)
+	BatchSize    int     // B: sequences per step
+	MaxIters     int     // training steps
+	LearningRate float64 // peak learning rate, after warm-up
+	MinLR        float64 // learning rate at the end of the cosine decay
+	WarmupIters  int     // linear warm-up steps
+	LRDecayIters int     // step at which the cosine decay reaches MinLR (usually MaxIters)
+	WeightDecay  float64 // AdamW weight decay, on matrices and embeddings only
+	Beta1, Beta2 float64 // AdamW moment decays
+	GradClip     float64 // clip the global gradient norm to this (0: no clipping)
+	EvalInterval int     // evaluate train and validation loss every this many steps (0: only at the end)
+	EvalIters    int     // batches per loss estimate
+}
+
+// Validate returns an error naming the first field that cannot train.
+func (t TrainConfig) Validate() error {
+	switch {
+	case t.BatchSize <= 0:
+		return fmt.Errorf("gpt.TrainConfig: BatchSize must be > 0, got %d", t.BatchSize)
+	case t.MaxIters < 0:
+		return fmt.Errorf("gpt.TrainConfig: MaxIters must be >= 0, got %d", t.MaxIters)
+	case !(t.LearningRate > 0) || !(t.MinLR >= 0) || t.MinLR > t.LearningRate:
+		return fmt.Errorf("gpt.TrainConfig: need 0 <= MinLR <= LearningRate and LearningRate > 0, got MinLR=%g, LearningRate=%g", t.MinLR, t.LearningRate)
+	case t.WarmupIters < 0 || t.LRDecayIters < t.WarmupIters:
+		return fmt.Errorf("gpt.TrainConfig: need 0 <= WarmupIters <= LRDecayIters, got %d and %d", t.WarmupIters, t.LRDecayIters)
+	case t.WeightDecay < 0 || !(t.Beta1 >= 0 && t.Beta1 < 1) || !(t.Beta2 >= 0 && t.Beta2 < 1):
+		return fmt.Errorf("gpt.TrainConfig: need WeightDecay >= 0 and betas in [0, 1), got %g, %g, %g", t.WeightDecay, t.Beta1, t.Beta2)
+	case t.GradClip < 0:
+		return fmt.Errorf("gpt.TrainConfig: GradClip must be >= 0, got %g", t.GradClip)
+	case t.EvalIters <= 0:
+		return fmt.Errorf("gpt.TrainConfig: EvalIters must be > 0, got %d", t.EvalIters)
+	}
+	return nil
+}
+
+// LR is nanoGPT's get_lr(it): linear warm-up LearningRate·(it+1)/(WarmupIters+1) for it <
+// WarmupIters, then cosine decay from LearningRate to MinLR at LRDecayIters, MinLR after it.
+func (t TrainConfig) LR(it int) float64 {
+	if it < t.WarmupIters {
+		return t.LearningRate * float64(it+1) / float64(t.WarmupIters+1)
+	}
+	if it > t.LRDecayIters {
+		return t.MinLR
+	}
+	ratio := 0.0
+	if t.LRDecayIters > t.WarmupIters {
+		ratio = float64(it-t.WarmupIters) / float64(t.LRDecayIters-t.WarmupIters)
+	}
+	return t.MinLR + 0.5*(1+math.Cos(math.Pi*ratio))*(t.LearningRate-t.MinLR)
+}
+
+// NanoGPTCPU is nanoGPT README's CPU recipe for the Shakespeare characters ("about 3 minutes on a
+// MacBook, validation loss about 1.88"): n_layer=4, n_head=4, n_embd=128, block_size=64,
+// batch_size=12, max_iters=2000, lr_decay_iters=2000, dropout=0, with config/train_shakespeare_char.py's
+// learning rate 1e-3 (min 1e-4), warm-up 100, beta2 0.99, and train.py's weight decay 0.1, grad
+// clip 1.0 and bias=False. eval_iters is the recipe's 20.
+func NanoGPTCPU(vocabSize int) (Config, TrainConfig) {
+	return Config{VocabSize: vocabSize, BlockSize: 64, NLayer: 4, NHead: 4, NEmbd: 128},
+		TrainConfig{Seed: 1337, BatchSeed: 1338, BatchSize: 12, MaxIters: 2000,
+			LearningRate: 1e-3, MinLR: 1e-4, WarmupIters: 100, LRDecayIters: 2000,
+			WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.99, GradClip: 1.0, EvalInterval: 250, EvalIters: 20}
+}
+
+// Tiny is a model and schedule small enough for tests: 2 blocks of 4 heads, C = 64, 32 tokens,
+// batches of 8, 60 steps at learning rate 3e-3.
+func Tiny(vocabSize int) (Config, TrainConfig) {
+	return Config{VocabSize: vocabSize, BlockSize: 32, NLayer: 2, NHead: 4, NEmbd: 64},
+		TrainConfig{Seed: 1337, BatchSeed: 7, BatchSize: 8, MaxIters: 60,
+			LearningRate: 3e-3, MinLR: 3e-4, WarmupIters: 5, LRDecayIters: 60,
+			WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.99, GradClip: 1.0, EvalInterval: 0, EvalIters: 4}
+}

@@ -1,0 +1,186 @@
+package gpt
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"iter"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/attnbook/attnbook/pkg/torchrand"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/train"
+)
+
+// Tokenizer is notebook 07's (seed 003's) character tokenizer: every distinct character of the
+// training text, sorted by code point, numbered 0, 1, … (Tiny Shakespeare: 65 characters, "\n" is 0,
+// " " is 1, "H" is 20).
+type Tokenizer struct {
+	ids   map[rune]int32
+	chars []rune
+}
+
+// NewTokenizer is train_from_text: the vocabulary is sorted(set(text)).
+func NewTokenizer(text string) *Tokenizer {
+	chars := []rune(text)
+	slices.Sort(chars)
+	chars = slices.Compact(chars)
+	t := &Tokenizer{ids: make(map[rune]int32, len(chars)), chars: chars}
+	for i, c := range chars {
+		t.ids[c] = int32(i)
+	}
+	return t
+}
+
+// VocabSize is the number of characters.
+func (t *Tokenizer) VocabSize() int { return len(t.chars) }
+
+// Vocabulary returns the characters in id order.
+func (t *Tokenizer) Vocabulary() string { return string(t.chars) }
+
+// Encode returns the ids of text's characters; a character outside the vocabulary is an error
+// naming it and its position.
+func (t *Tokenizer) Encode(text string) ([]int32, error) {
+	ids := make([]int32, 0, len(text))
+	pos := 0
+	for _, c := range text {
+		id, ok := t.ids[c]
+		if !ok {
+			return nil, fmt.Errorf("gpt.Tokenizer.Encode: character %q at position %d is not in the %d-character vocabulary", c, pos, len(t.chars))
+		}
+		ids = append(ids, id)
+		pos++
+	}
+	return ids, nil
+}
+
+// Decode returns the text of ids; an id outside [0, VocabSize) decodes as U+FFFD.
+func (t *Tokenizer) Decode(ids []int32) string {
+	var b strings.Builder
+	for _, id := range ids {
+		if id < 0 || int(id) >= len(t.chars) {
+			b.WriteRune('\uFFFD')
+			continue
+		}
+		b.WriteRune(t.chars[id])
+	}
+	return b.String()
+}
+
+// CorpusName is the file name of the Tiny Shakespeare corpus.
+const CorpusName = "tinyshakespeare.txt"
+
+// CorpusURL is where the corpus can be downloaded, once, by hand (nothing here downloads it).
+const CorpusURL = "https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt"
+
+// CorpusPlaces lists where LoadCorpus looks, as notebook 07 does: only $ATTNBOOK_DATA when it is
+// set; otherwise ../shared/data next to the repository root, then the root's data folder. root is
+// the repository root ("" means $ATTNBOOK_ROOT, or ".." — the notebooks folder's parent).
+func CorpusPlaces(root string) []string {
+	if dir := os.Getenv("ATTNBOOK_DATA"); dir != "" {
+		return []string{filepath.Join(dir, CorpusName)}
+	}
+	if root == "" {
+		root = os.Getenv("ATTNBOOK_ROOT")
+	}
+	if root == "" {
+		root = ".."
+	}
+	return []string{filepath.Join(root, "..", "shared", "data", CorpusName), filepath.Join(root, "data", CorpusName)}
+}
+
+// ErrNoCorpus is matched (errors.Is) by LoadCorpus's error when the corpus is in none of the places.
+var ErrNoCorpus = errors.New("corpus not found")
+
+// LoadCorpus reads the corpus from the first of CorpusPlaces(root) that has it and returns the
+// text and its path. When it is nowhere, the error (matching ErrNoCorpus) lists the places looked
+// in and how to get the file.
+func LoadCorpus(root string) (text, path string, err error) {
+	places := CorpusPlaces(root)
+	for _, p := range places {
+		data, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return "", p, fmt.Errorf("gpt.LoadCorpus: %w", err)
+		}
+		if len(data) == 0 {
+			return "", p, fmt.Errorf("gpt.LoadCorpus: %s is empty", p)
+		}
+		return string(data), p, nil
+	}
+	return "", "", fmt.Errorf("gpt.LoadCorpus: %w: %s is not in %s; download it once from %s and save it "+
+		"in one of those places (or set ATTNBOOK_DATA to its folder)",
+		ErrNoCorpus, CorpusName, strings.Join(places, ", "), CorpusURL)
+}
+
+// SplitTrainVal cuts ids into the first 90% (training) and the last 10% (validation), as nanoGPT's
+// prepare.py does: n = int(0.9·len).
+func SplitTrainVal(ids []int32) (trainIDs, valIDs []int32) {
+	n := int(0.9 * float64(len(ids)))
+	return ids[:n], ids[n:]
+}
+
+// Batches draws nanoGPT's random batches from a token sequence: offsets
+// torch.randint(len(data) − T, (B,)) from its own torchrand.Generator, x = data[i : i+T],
+// y = data[i+1 : i+1+T]. It is a train.Dataset: with Limit 0 its Iter never ends and continues the
+// generator's stream (training); with Limit > 0 every Iter reseeds and yields the same Limit
+// batches (loss estimates that compare across time).
+type Batches struct {
+	name      string
+	data      []int32
+	blockSize int
+	batchSize int
+	seed      int64
+	limit     int
+	gen       *torchrand.Generator
+}
+
+// NewBatches returns a batch source over data. It is an error if data has no more than blockSize
+// tokens.
+func NewBatches(name string, data []int32, blockSize, batchSize int, seed int64, limit int) (*Batches, error) {
+	if blockSize <= 0 || batchSize <= 0 || limit < 0 {
+		return nil, fmt.Errorf("gpt.NewBatches: need blockSize > 0, batchSize > 0, limit >= 0; got %d, %d, %d", blockSize, batchSize, limit)
+	}
+	if len(data) <= blockSize {
+		return nil, fmt.Errorf("gpt.NewBatches: %s has %d tokens, need more than block_size %d", name, len(data), blockSize)
+	}
+	return &Batches{name: name, data: data, blockSize: blockSize, batchSize: batchSize, seed: seed,
+		limit: limit, gen: torchrand.New(seed)}, nil
+}
+
+// Name implements train.Dataset.
+func (b *Batches) Name() string { return b.name }
+
+// Next draws the next batch: x and y `[B, T]` (int32) and the B offsets.
+func (b *Batches) Next() (x, y *tensors.Tensor, offsets []int64) {
+	offsets = make([]int64, b.batchSize)
+	b.gen.FillRandint(offsets, 0, int64(len(b.data)-b.blockSize))
+	T := b.blockSize
+	xs := make([]int32, 0, b.batchSize*T)
+	ys := make([]int32, 0, b.batchSize*T)
+	for _, i := range offsets {
+		xs = append(xs, b.data[i:int(i)+T]...)
+		ys = append(ys, b.data[i+1:int(i)+1+T]...)
+	}
+	return tensors.FromFlatDataAndDimensions(xs, b.batchSize, T), tensors.FromFlatDataAndDimensions(ys, b.batchSize, T), offsets
+}
+
+// Iter implements train.Dataset: inputs [x], labels [y].
+func (b *Batches) Iter() iter.Seq2[train.Batch, error] {
+	return func(yield func(train.Batch, error) bool) {
+		if b.limit > 0 {
+			b.gen = torchrand.New(b.seed)
+		}
+		for n := 0; b.limit == 0 || n < b.limit; n++ {
+			x, y, _ := b.Next()
+			if !yield(train.Batch{Inputs: []*tensors.Tensor{x}, Labels: []*tensors.Tensor{y}}, nil) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,234 @@
+package gpt
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/attnbook/attnbook/pkg/torchrand"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
+)
+
+// exec returns the compiled inference graph called name, building it with fn on first use.
+func (m *Model) exec(name string, fn any) (*model.Exec, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.execs[name]; ok {
+		return e, nil
+	}
+	var e *model.Exec
+	var err error
+	switch f := fn.(type) {
+	case func(*model.Scope, *Node) *Node:
+		e, err = model.NewExec(m.backend, m.store, f)
+	case func(*model.Scope, *Node, *Node) *Node:
+		e, err = model.NewExec(m.backend, m.store, f)
+	case func(*model.Scope, *Node) []*Node:
+		e, err = model.NewExec(m.backend, m.store, f)
+	default:
+		panic(fmt.Sprintf("gpt: exec %s: unsupported graph function %T", name, fn))
+	}
+	if err != nil {
+		return nil, err
+	}
+	m.execs[name] = e
+	return e, nil
+}
+
+// checkBatch validates tokens `[B, T]` for fn.
+func (m *Model) checkBatch(fn string, t *tensors.Tensor) error {
+	if t == nil || t.Rank() != 2 || !t.DType().IsInt() {
+		return fmt.Errorf("gpt.Model.%s: tokens must be an integer [B, T] tensor, got %v", fn, shapeOf(t))
+	}
+	if T := t.Shape().Dimensions[1]; T < 1 || T > m.cfg.BlockSize {
+		return fmt.Errorf("gpt.Model.%s: tokens %s has %d positions, more than the model's block_size %d (or none)",
+			fn, t.Shape(), T, m.cfg.BlockSize)
+	}
+	return nil
+}
+
+func shapeOf(t *tensors.Tensor) any {
+	if t == nil {
+		return "nil"
+	}
+	return t.Shape()
+}
+
+// Logits runs the model (evaluation mode) on tokens `[B, T]`, T ≤ BlockSize, and returns the
+// logits `[B, T, V]`.
+func (m *Model) Logits(tokens *tensors.Tensor) (*tensors.Tensor, error) {
+	if err := m.checkBatch("Logits", tokens); err != nil {
+		return nil, err
+	}
+	e, err := m.exec("logits", func(scope *model.Scope, tokens *Node) *Node {
+		logits, _ := m.Forward(scope, tokens)
+		return logits
+	})
+	if err != nil {
+		return nil, err
+	}
+	out, err := e.Call(tokens)
+	if err != nil {
+		return nil, fmt.Errorf("gpt.Model.Logits: %w", err)
+	}
+	return out[0], nil
+}
+
+// BatchLoss is the mean cross-entropy (evaluation mode) of the model on inputs x and targets y,
+// both `[B, T]`.
+func (m *Model) BatchLoss(x, y *tensors.Tensor) (float64, error) {
+	if err := m.checkBatch("BatchLoss", x); err != nil {
+		return 0, err
+	}
+	if y == nil || !slices.Equal(x.Shape().Dimensions, y.Shape().Dimensions) {
+		return 0, fmt.Errorf("gpt.Model.BatchLoss: targets %v must have the shape of the inputs %s", shapeOf(y), x.Shape())
+	}
+	e, err := m.exec("loss", func(scope *model.Scope, x, y *Node) *Node {
+		logits, _ := m.Forward(scope, x)
+		return Loss(logits, y)
+	})
+	if err != nil {
+		return 0, err
+	}
+	out, err := e.Call(x, y)
+	if err != nil {
+		return 0, fmt.Errorf("gpt.Model.BatchLoss: %w", err)
+	}
+	return float64(tensors.ToScalar[float32](out[0])), nil
+}
+
+// AttentionWeights runs the model on one sequence of ids (1 ≤ len ≤ BlockSize) and returns each
+// block's attention weights, `[H, T, T]` per layer: row i of head h is how much token i attends to
+// each earlier token.
+func (m *Model) AttentionWeights(ids []int32) ([]*tensors.Tensor, error) {
+	if err := m.checkIDs("AttentionWeights", "ids", ids); err != nil {
+		return nil, err
+	}
+	if len(ids) < 1 || len(ids) > m.cfg.BlockSize {
+		return nil, fmt.Errorf("gpt.Model.AttentionWeights: %d tokens, the model's block_size is %d: use a shorter line", len(ids), m.cfg.BlockSize)
+	}
+	e, err := m.exec("weights", func(scope *model.Scope, tokens *Node) []*Node {
+		saved := m.Fused
+		m.Fused = false // the fused op returns no weights
+		defer func() { m.Fused = saved }()
+		_, ws := m.Forward(scope, tokens)
+		for i, w := range ws {
+			ws[i] = Squeeze(w, 0) // [H, T, T]
+		}
+		return ws
+	})
+	if err != nil {
+		return nil, err
+	}
+	out, err := e.Call(tensors.FromFlatDataAndDimensions(slices.Clone(ids), 1, len(ids)))
+	if err != nil {
+		return nil, fmt.Errorf("gpt.Model.AttentionWeights: %w", err)
+	}
+	return out, nil
+}
+
+// SampleOptions are Generate's settings.
+type SampleOptions struct {
+	Temperature float64 // logits are divided by it; 0 picks the most likely token (greedy)
+	TopK        int     // only the TopK most likely tokens may be drawn (0: all)
+	Seed        int64   // seed of the torchrand.Generator that draws the tokens
+}
+
+// Generate continues prompt by n tokens, nanoGPT's generate: each new token is drawn from the
+// softmax of the last position's logits divided by Temperature, restricted to the TopK most
+// likely, with a generator seeded by Seed, so the same seed gives the same text. The context is
+// the last BlockSize tokens (longer prompts are cropped, as nanoGPT does). It returns the new
+// tokens only. The draws use torchrand's uniforms, not torch.multinomial: the text is
+// reproducible here, not equal to PyTorch's.
+func (m *Model) Generate(prompt []int32, n int, opts SampleOptions) ([]int32, error) {
+	switch {
+	case len(prompt) == 0:
+		return nil, fmt.Errorf("gpt.Model.Generate: prompt is empty; give at least one token (e.g. the id of \"\\n\")")
+	case n < 0:
+		return nil, fmt.Errorf("gpt.Model.Generate: n must be >= 0, got %d", n)
+	case !(opts.Temperature >= 0) || math.IsInf(opts.Temperature, 0):
+		return nil, fmt.Errorf("gpt.Model.Generate: Temperature must be finite and >= 0, got %g", opts.Temperature)
+	case opts.TopK < 0:
+		return nil, fmt.Errorf("gpt.Model.Generate: TopK must be >= 0, got %d", opts.TopK)
+	}
+	if err := m.checkIDs("Generate", "prompt", prompt); err != nil {
+		return nil, err
+	}
+	T, V := m.cfg.BlockSize, m.cfg.VocabSize
+	g := torchrand.New(opts.Seed)
+	ids := slices.Clone(prompt)
+	window := make([]int32, T) // fixed [1, T] input: one compiled graph; causal attention ignores the padding after the context
+	u := make([]float64, 1)
+	probs := make([]float64, V)
+	for range n {
+		ctx := ids[max(0, len(ids)-T):]
+		clear(window)
+		copy(window, ctx)
+		logits, err := m.Logits(tensors.FromFlatDataAndDimensions(window, 1, T))
+		if err != nil {
+			return nil, err
+		}
+		row := tensors.MustCopyFlatData[float32](logits)[(len(ctx)-1)*V : len(ctx)*V]
+		var next int32
+		if opts.Temperature == 0 {
+			next = int32(argmax(row))
+		} else {
+			g.Float64s(u)
+			next = int32(sample(row, opts.Temperature, opts.TopK, u[0], probs))
+		}
+		ids = append(ids, next)
+	}
+	return ids[len(prompt):], nil
+}
+
+func argmax(row []float32) int {
+	best := 0
+	for i, v := range row {
+		if v > row[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// sample draws an index from softmax(row/temperature) restricted to the topK largest logits, with
+// the uniform u in [0, 1).
+func sample(row []float32, temperature float64, topK int, u float64, probs []float64) int {
+	cut := math.Inf(-1)
+	if topK > 0 && topK < len(row) {
+		sorted := make([]float64, len(row))
+		for i, v := range row {
+			sorted[i] = float64(v)
+		}
+		slices.Sort(sorted)
+		cut = sorted[len(sorted)-topK]
+	}
+	maxV := math.Inf(-1)
+	for _, v := range row {
+		maxV = math.Max(maxV, float64(v))
+	}
+	sum := 0.0
+	for i, v := range row {
+		if float64(v) < cut {
+			probs[i] = 0
+			continue
+		}
+		probs[i] = math.Exp((float64(v) - maxV) / temperature)
+		sum += probs[i]
+	}
+	target := u * sum
+	last := 0
+	for i, p := range probs {
+		if p == 0 {
+			continue
+		}
+		last = i
+		if target < p {
+			return i
+		}
+		target -= p
+	}
+	return last
+}

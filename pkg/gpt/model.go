@@ -1,0 +1,309 @@
+package gpt
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+
+	"github.com/attnbook/attnbook/pkg/attention"
+	"github.com/attnbook/attnbook/pkg/backend"
+	"github.com/attnbook/attnbook/pkg/torchrand"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/layers"
+	"github.com/gomlx/gomlx/ml/layers/activation"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/nn"
+)
+
+// Model is a GPT: its Config, its weights (GoMLX variables in a model.Store, named by their
+// nanoGPT state_dict keys: "wte.weight" is variable "/wte/weight", "h.0.attn.W_query.weight" is
+// "/h/0/attn/W_query/weight") and the compiled graphs it runs for inference.
+//
+// A Model is safe for concurrent inference, but training (Train) must not overlap other calls.
+type Model struct {
+	cfg     Config
+	store   *model.Store
+	backend compute.Backend
+
+	// Fused selects attention.FusedCausal (GoMLX's fused attention op, which its backends may
+	// implement in one kernel) instead of the step-by-step graph functions. It gives the same
+	// function (float32 rounding apart) and returns no attention weights.
+	Fused bool
+
+	mu    sync.Mutex
+	execs map[string]*model.Exec
+}
+
+// New builds a GPT with the weights nanoGPT's GPT(config) gets after torch.manual_seed: it draws
+// from g, in order,
+//
+//  1. what the modules draw while they are constructed: wte and wpe (nn.Embedding, normal(0, 1)),
+//     then per block W_query, W_key, W_value, out_proj, c_fc, c_proj (nn.Linear: kaiming-uniform
+//     weight, uniform bias), then lm_head — all overwritten below;
+//  2. model.apply(_init_weights), children before parents: wte, wpe, every block's Linear weights
+//     normal(0, 0.02), lm_head normal(0, 0.02) — lm_head is tied to wte, so this draw is wte's
+//     final value; biases zero, LayerNorm weights one;
+//  3. normal(0, 0.02/√(2L)) for every out_proj.weight and c_proj.weight, block by block.
+//
+// The model runs on pkg/backend's default backend.
+func New(cfg Config, g *torchrand.Generator) (*Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if g == nil {
+		return nil, fmt.Errorf("gpt.New: g must be a *torchrand.Generator, got nil")
+	}
+	b, err := backend.Default()
+	if err != nil {
+		return nil, fmt.Errorf("gpt.New: %w", err)
+	}
+	m := newModel(cfg, model.NewStore(), b)
+	values := initialWeights(cfg, g)
+	for _, p := range cfg.params() {
+		m.store.VariableWithValue("/"+strings.ReplaceAll(p.key, ".", "/"), tensors.FromFlatDataAndDimensions(values[p.key], p.dims...))
+	}
+	return m, nil
+}
+
+func newModel(cfg Config, store *model.Store, b compute.Backend) *Model {
+	return &Model{cfg: cfg, store: store, backend: b, execs: map[string]*model.Exec{}}
+}
+
+// Config returns the model's configuration.
+func (m *Model) Config() Config { return m.cfg }
+
+// Store is the GoMLX store holding the weights (and, after training, the optimizer's state).
+func (m *Model) Store() *model.Store { return m.store }
+
+// param is one learnable tensor: its state_dict key and shape.
+type param struct {
+	key  string
+	dims []int
+}
+
+// params lists the parameters in PyTorch's named_parameters() order (the tied lm_head.weight is
+// wte.weight and is not listed again).
+func (c Config) params() []param {
+	C, V := c.NEmbd, c.VocabSize
+	ps := []param{{"wte.weight", []int{V, C}}, {"wpe.weight", []int{c.BlockSize, C}}}
+	ln := func(name string) {
+		ps = append(ps, param{name + ".weight", []int{C}})
+		if c.Bias {
+			ps = append(ps, param{name + ".bias", []int{C}})
+		}
+	}
+	linear := func(name string, in, out int) {
+		ps = append(ps, param{name + ".weight", []int{out, in}})
+		if c.Bias {
+			ps = append(ps, param{name + ".bias", []int{out}})
+		}
+	}
+	for l := range c.NLayer {
+		h := fmt.Sprintf("h.%d.", l)
+		ln(h + "ln_1")
+		for _, w := range []string{"W_query", "W_key", "W_value", "out_proj"} {
+			linear(h+"attn."+w, C, C)
+		}
+		ln(h + "ln_2")
+		linear(h+"mlp.c_fc", C, 4*C)
+		linear(h+"mlp.c_proj", 4*C, C)
+	}
+	ln("ln_f")
+	return ps
+}
+
+// initialWeights draws the parameters as New documents, returning flat values by key.
+func initialWeights(cfg Config, g *torchrand.Generator) map[string][]float32 {
+	C, V, T, L := cfg.NEmbd, cfg.VocabSize, cfg.BlockSize, cfg.NLayer
+	linears := func(yield func(name string, in, out int)) {
+		for l := range L {
+			h := fmt.Sprintf("h.%d.", l)
+			for _, w := range []string{"W_query", "W_key", "W_value", "out_proj"} {
+				yield(h+"attn."+w, C, C)
+			}
+			yield(h+"mlp.c_fc", C, 4*C)
+			yield(h+"mlp.c_proj", 4*C, C)
+		}
+	}
+	normal := func(n int, std float64) []float32 {
+		v := make([]float32, n)
+		g.Normal(v, 0, std)
+		return v
+	}
+	// 1. Construction draws, all overwritten later.
+	normal(V*C, 1) // wte = nn.Embedding(V, C)
+	normal(T*C, 1) // wpe = nn.Embedding(T, C)
+	linears(func(_ string, in, out int) { g.Linear(in, out, cfg.Bias) })
+	g.Linear(C, V, false) // lm_head
+	// 2. _init_weights, post-order: wte, wpe, blocks, lm_head (= wte, tied).
+	w := map[string][]float32{}
+	normal(V*C, 0.02) // wte, before lm_head's draw replaces the shared tensor
+	w["wpe.weight"] = normal(T*C, 0.02)
+	linears(func(name string, in, out int) {
+		w[name+".weight"] = normal(in*out, 0.02)
+		if cfg.Bias {
+			w[name+".bias"] = make([]float32, out)
+		}
+	})
+	w["wte.weight"] = normal(V*C, 0.02)
+	// 3. Residual projections, scaled for depth (GPT-2).
+	std := 0.02 / math.Sqrt(2*float64(L))
+	for l := range L {
+		w[fmt.Sprintf("h.%d.attn.out_proj.weight", l)] = normal(C*C, std)
+		w[fmt.Sprintf("h.%d.mlp.c_proj.weight", l)] = normal(4*C*C, std)
+	}
+	for _, name := range append(layerNormNames(L), "ln_f") {
+		ones := make([]float32, C)
+		for i := range ones {
+			ones[i] = 1
+		}
+		w[name+".weight"] = ones
+		if cfg.Bias {
+			w[name+".bias"] = make([]float32, C)
+		}
+	}
+	return w
+}
+
+func layerNormNames(nLayer int) []string {
+	var names []string
+	for l := range nLayer {
+		names = append(names, fmt.Sprintf("h.%d.ln_1", l), fmt.Sprintf("h.%d.ln_2", l))
+	}
+	return names
+}
+
+// StateDict returns copies of the parameters by nanoGPT state_dict key (lm_head.weight omitted:
+// it is wte.weight), in PyTorch's layout.
+func (m *Model) StateDict() map[string]*tensors.Tensor {
+	sd := map[string]*tensors.Tensor{}
+	for _, p := range m.cfg.params() {
+		v := m.store.GetVariable("/" + strings.ReplaceAll(p.key, ".", "/"))
+		c, err := v.MustValue().LocalClone()
+		if err != nil {
+			panic(err)
+		}
+		sd[p.key] = c
+	}
+	return sd
+}
+
+// ParamNames lists the parameter keys in PyTorch's named_parameters() order.
+func (m *Model) ParamNames() []string {
+	var names []string
+	for _, p := range m.cfg.params() {
+		names = append(names, p.key)
+	}
+	return names
+}
+
+// NumParams is the number of learnable scalars (Config.NumParams).
+func (m *Model) NumParams() int { return m.cfg.NumParams() }
+
+// weight returns the variable's value node in scope's graph.
+func weight(scope *model.Scope, g *Graph, path string) *Node {
+	v := scope.Store().GetVariable(path)
+	if v == nil {
+		panic(fmt.Errorf("gpt: variable %s missing from the model store", path))
+	}
+	return v.NodeValue(g)
+}
+
+// linear is attention.Linear with the weight (and bias) at prefix: x `[..., in]` → `[..., out]`.
+func (m *Model) linear(scope *model.Scope, prefix string, x *Node) *Node {
+	g := x.Graph()
+	var bias *Node
+	if m.cfg.Bias {
+		bias = weight(scope, g, prefix+"/bias")
+	}
+	return attention.Linear(x, weight(scope, g, prefix+"/weight"), bias)
+}
+
+// layerNorm is nn.LayerNorm over the last axis (eps 1e-5) with the weight (and bias) at prefix.
+func (m *Model) layerNorm(scope *model.Scope, prefix string, x *Node) *Node {
+	g := x.Graph()
+	var bias *Node
+	if m.cfg.Bias {
+		bias = weight(scope, g, prefix+"/bias")
+	}
+	return nn.LayerNorm(x, []int{-1}, 1e-5, weight(scope, g, prefix+"/weight"), bias, nil)
+}
+
+// Forward builds the model on tokens `[B, T]` (any integer dtype, T ≤ BlockSize) and returns the
+// logits `[B, T, V]` and, unless Fused is set, each block's attention weights `[B, H, T, T]`
+// (after the softmax, before dropout). Dropout is applied when scope's store is training.
+// It panics with an error naming the shapes if tokens is not `[B, T]` with 1 ≤ T ≤ BlockSize.
+func (m *Model) Forward(scope *model.Scope, tokens *Node) (logits *Node, weights []*Node) {
+	cfg := m.cfg
+	if tokens.Rank() != 2 || !tokens.DType().IsInt() {
+		panic(fmt.Errorf("gpt.Model.Forward: tokens must be an integer [B, T] tensor, got %s", tokens.Shape()))
+	}
+	T := tokens.Shape().Dimensions[1]
+	if T < 1 || T > cfg.BlockSize {
+		panic(fmt.Errorf("gpt.Model.Forward: tokens %s has %d positions, the model's block_size is %d",
+			tokens.Shape(), T, cfg.BlockSize))
+	}
+	g := tokens.Graph()
+	if scope == nil {
+		scope = m.store.RootScope()
+	}
+	dropout := func(x *Node) *Node { return layers.DropoutStatic(scope, x, cfg.Dropout) }
+	tok := Gather(weight(scope, g, "/wte/weight"), ExpandAxes(ConvertDType(tokens, dtypes.Int32), -1)) // [B, T, C]
+	pos := Slice(weight(scope, g, "/wpe/weight"), AxisRange(0, T))                                     // [T, C]
+	x := dropout(Add(tok, ExpandAxes(pos, 0)))                                                          // [B, T, C]
+	for l := range cfg.NLayer {
+		h := fmt.Sprintf("/h/%d", l)
+		a, w := m.attention(scope, h+"/attn", m.layerNorm(scope, h+"/ln_1", x)) // [B, T, C]
+		weights = append(weights, w)
+		x = Add(x, dropout(a))
+		y := m.linear(scope, h+"/mlp/c_fc", m.layerNorm(scope, h+"/ln_2", x)) // [B, T, 4C]
+		y = m.linear(scope, h+"/mlp/c_proj", activation.Gelu(y))           // [B, T, C]
+		x = Add(x, dropout(y))
+	}
+	x = m.layerNorm(scope, "/ln_f", x)                                     // [B, T, C]
+	logits = attention.Linear(x, weight(scope, g, "/wte/weight"), nil) // [B, T, V]: tied LM head
+	if m.Fused {
+		weights = nil
+	}
+	return logits, weights
+}
+
+// attention is the course's causal multi-head attention (seed 001/004's MultiHeadAttention) on x
+// `[B, T, C]`, with its weights at prefix: it returns the output `[B, T, C]` and the attention
+// weights `[B, H, T, T]` (nil when Fused).
+func (m *Model) attention(scope *model.Scope, prefix string, x *Node) (out, weights *Node) {
+	H, hs := m.cfg.NHead, m.cfg.HeadSize()
+	keys := attention.SplitHeads(m.linear(scope, prefix+"/W_key", x), H)      // [B, H, T, hs]
+	queries := attention.SplitHeads(m.linear(scope, prefix+"/W_query", x), H) // [B, H, T, hs]
+	values := attention.SplitHeads(m.linear(scope, prefix+"/W_value", x), H)  // [B, H, T, hs]
+	var heads *Node
+	if m.Fused {
+		heads = attention.FusedCausal(queries, keys, values) // [B, H, T, hs]
+	} else {
+		scores := attention.Scores(queries, keys)        // [B, H, T, T]
+		scores = attention.CausalMaskFill(scores)        // future keys: -Inf
+		scores = attention.ScaleScores(scores, hs)       // / sqrt(hs)
+		weights = attention.StableSoftmax(scores)        // [B, H, T, T], rows sum to 1
+		dropped := layers.DropoutStatic(scope, weights, m.cfg.Dropout)
+		heads = attention.ContextVectors(dropped, values) // [B, H, T, hs]
+	}
+	merged := attention.MergeHeads(heads)                   // [B, T, C]
+	return m.linear(scope, prefix+"/out_proj", merged), weights // [B, T, C]
+}
+
+// Loss is the mean cross-entropy of logits `[B, T, V]` against the next tokens targets `[B, T]`
+// (F.cross_entropy(logits.view(-1, V), targets.view(-1))), through GoMLX's
+// loss.SparseCategoricalCrossEntropyLogits. It returns a scalar.
+func Loss(logits, targets *Node) *Node {
+	return ReduceAllMean(crossEntropy(logits, targets))
+}
+
+// scalarF32 is a float32 scalar tensor.
+func scalarF32(v float64) *tensors.Tensor { return tensors.FromScalar(float32(v)) }
+
+var _ = shapes.Make
