@@ -1,0 +1,92 @@
+#!/bin/bash
+# classroom-start.sh — the hub container's command (runs as root): make one Unix account per name
+# in the class list (plus the teacher), each with a private home on the home volume, then start
+# JupyterHub. Run again at every start (`classroom.sh up`): accounts are rebuilt from the class
+# list, and a student whose home already exists keeps its files and its UID (the home's owner).
+#
+# Environment (classroom.sh sets it): CLASSROOM_TEACHER, CLASSROOM_AUTH, CLASSROOM_IDLE_TIMEOUT,
+# CLASSROOM_CULL_EVERY, CLASSROOM_TEACHER_PASSWORD / CLASSROOM_STUDENT_PASSWORD (optional: else
+# made once and kept in the hub volume), CLASSROOM_CLASS_LIST, CLASSROOM_HOME_ROOT, CLASSROOM_STATE.
+set -euo pipefail
+
+STATE=${CLASSROOM_STATE:-/srv/jupyterhub}
+HOMES=${CLASSROOM_HOME_ROOT:-/home/class}
+CLASS_LIST=${CLASSROOM_CLASS_LIST:-/etc/attnbook-classroom/class.txt}
+TEACHER=${CLASSROOM_TEACHER:-teacher}
+LIB=${CLASSROOM_LIB:-/usr/local/lib/attnbook-classroom}
+NOTEBOOKS=${ATTNBOOK_ROOT:-/home/jovyan/attnbook}/notebooks
+FIRST_UID=2000
+export CLASSROOM_STATE=$STATE CLASSROOM_HOME_ROOT=$HOMES CLASSROOM_TEACHER=$TEACHER CLASSROOM_LIB=$LIB
+# The image's warm Go build cache: every student's GOCACHE links to it (user_go_cache.py).
+export CLASSROOM_SEED_GOCACHE=${CLASSROOM_SEED_GOCACHE:-${GOCACHE:-/home/jovyan/.cache/go-build}}
+
+say() { echo "classroom: $*"; }
+die() { echo "classroom: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "the hub container must start as root (it makes the students' accounts)"
+[ -f "$CLASS_LIST" ] || die "no class list at $CLASS_LIST (classroom.sh up --class FILE mounts one)"
+
+umask 022
+mkdir -p "$STATE/secrets" "$HOMES"
+chmod 0700 "$STATE" "$STATE/secrets"
+chmod 0711 "$HOMES"  # students may enter their own home but not list the others
+
+# Passwords: from the environment when given, else made once and kept in the hub volume.
+# `classroom.sh passwords` prints them.
+secret() { # file length [value]
+  local f=$STATE/secrets/$1
+  if [ -n "${3:-}" ]; then printf '%s\n' "$3" >"$f"
+  elif [ ! -s "$f" ]; then python3 -c "import secrets,sys; print(secrets.token_urlsafe(int(sys.argv[1]))[:int(sys.argv[1])])" "$2" >"$f"
+  fi
+  chmod 0600 "$f"
+}
+secret teacher-password 32 "${CLASSROOM_TEACHER_PASSWORD:-}"
+secret student-password 12 "${CLASSROOM_STUDENT_PASSWORD:-}"
+[ "$(wc -c <"$STATE/secrets/teacher-password")" -gt 16 ] || die "CLASSROOM_TEACHER_PASSWORD must be at least 16 characters"
+
+# The class list: one user name per line; '#' starts a comment. Names are Unix user names.
+mapfile -t names < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' "$CLASS_LIST" | tr 'A-Z' 'a-z' | sed '/^$/d')
+[ "${#names[@]}" -gt 0 ] || die "the class list $CLASS_LIST names nobody"
+declare -A seen=()
+bad=()
+for n in "${names[@]}"; do
+  if ! [[ $n =~ ^[a-z][a-z0-9_-]{0,30}$ ]]; then bad+=("$n (use a-z, 0-9, _ and -, start with a letter, at most 31)")
+  elif [ -n "${seen[$n]:-}" ]; then bad+=("$n (twice)")
+  elif [ "$n" = "$TEACHER" ]; then bad+=("$n (that is the teacher's name)")
+  elif getent passwd "$n" >/dev/null; then bad+=("$n (a system account of the image)")
+  fi
+  seen[$n]=1
+done
+[[ $TEACHER =~ ^[a-z][a-z0-9_-]{0,30}$ ]] && ! getent passwd "$TEACHER" >/dev/null \
+  || bad+=("teacher name $TEACHER")
+[ "${#bad[@]}" = 0 ] || die "bad names in $CLASS_LIST: ${bad[*]}"
+
+# UIDs: an existing home keeps its owner's UID; new accounts get the next free one from 2000.
+next=$FIRST_UID
+for h in "$HOMES"/*/; do
+  [ -d "$h" ] || continue
+  u=$(stat -c %u "$h"); [ "$u" -ge "$next" ] && next=$((u + 1))
+done
+made=0 kept=0
+account() { # name
+  local n=$1 home=$HOMES/$1 uid
+  if [ -d "$home" ]; then uid=$(stat -c %u "$home"); kept=$((kept + 1))
+  else uid=$next; next=$((next + 1)); fi
+  getent group "$uid" >/dev/null || groupadd -g "$uid" "$n"
+  useradd -u "$uid" -g "$uid" -d "$home" -M -s /bin/bash "$n"
+  if [ ! -d "$home" ]; then
+    mkdir -p "$home/notebooks"
+    cp "$NOTEBOOKS"/*.ipynb "$home/notebooks/" 2>/dev/null || true
+    chown -R "$uid:$uid" "$home"
+    made=$((made + 1))
+  fi
+  chown "$uid:$uid" "$home"
+  chmod 0700 "$home"
+}
+for n in "${names[@]}"; do account "$n"; done
+account "$TEACHER"
+printf '%s\n' "${names[@]}" >"$STATE/class-users.txt"
+say "${#names[@]} students + teacher $TEACHER: $made new homes, $kept kept, in $HOMES"
+say "login: ${CLASSROOM_AUTH:-firstuse}; idle servers stop after ${CLASSROOM_IDLE_TIMEOUT:-3600}s"
+
+cd "$STATE"
+exec jupyterhub -f "$LIB/jupyterhub_config.py" "$@"

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""measure.py — memory of a running class, read from /proc inside the hub container (as root).
+
+  docker exec -i HUB python3 - < measure.py
+
+Per student (users with UID >= 2000): PSS and RSS of the single-user server
+(jupyterhub-singleuser) and of each kernel (gonb and everything it started: go build, the cell's
+program, gopls). PSS splits shared pages among the processes that map them, so PSS figures add up
+to what the class really uses; RSS counts shared libraries in full for every process. Also the
+container's cgroup: memory in use now and its peak since the container started, and the disk a
+student uses (home, and Go build-cache files of their own, not links to the image's cache).
+Prints one JSON object.
+"""
+import json
+import os
+import pwd
+import statistics
+
+
+def rollup(pid):
+    out = {}
+    try:
+        with open("/proc/%d/smaps_rollup" % pid) as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                if k in ("Rss", "Pss"):
+                    out[k] = int(v.split()[0]) * 1024
+    except OSError:
+        return None
+    return out
+
+
+def procs():
+    ps = {}
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        pid = int(p)
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                stat = f.read()
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            uid = os.stat("/proc/%d" % pid).st_uid
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        mem = rollup(pid)
+        if mem is None:
+            continue
+        ps[pid] = {"ppid": ppid, "cmd": cmd, "uid": uid, **mem}
+    return ps
+
+
+def tree(ps, root):
+    out, todo = [], [root]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(q for q, v in ps.items() if v["ppid"] == p)
+    return out
+
+
+def cgroup(name):
+    for path in ("/sys/fs/cgroup/" + name, "/sys/fs/cgroup/memory/" + name.replace("memory.current", "memory.usage_in_bytes").replace("memory.peak", "memory.max_usage_in_bytes")):
+        try:
+            with open(path) as f:
+                return int(f.read().split()[0])
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def du(path, own_only=False):
+    total = 0
+    for d, _, files in os.walk(path):
+        for f in files:
+            try:
+                st = os.lstat(os.path.join(d, f))
+            except OSError:
+                continue
+            if own_only and st.st_nlink > 1:
+                continue
+            total += st.st_blocks * 512
+    return total
+
+
+def main():
+    ps = procs()
+    servers, kernels = [], []
+    for pid, p in ps.items():
+        if p["uid"] < 2000:
+            continue
+        if "jupyterhub-singleuser" in p["cmd"] and ps.get(p["ppid"], {}).get("uid") != p["uid"]:
+            servers.append(pid)
+        elif "gonb" in p["cmd"].split(" ")[0] and ps.get(p["ppid"], {}).get("uid") == p["uid"] \
+                and "jupyterhub-singleuser" in ps.get(p["ppid"], {}).get("cmd", ""):
+            kernels.append(pid)
+    srv = [ps[p] for p in servers]
+    ker = []
+    for k in kernels:
+        t = tree(ps, k)
+        ker.append({"Pss": sum(ps[q]["Pss"] for q in t), "Rss": sum(ps[q]["Rss"] for q in t), "procs": len(t)})
+    hub = [p for p in ps.values() if p["uid"] == 0]
+    homes = "/home/class"
+    users = sorted({pwd.getpwuid(ps[p]["uid"]).pw_name for p in servers})
+    mib = lambda b: round(b / 2**20, 1)
+    res = {
+        "servers": len(srv), "kernels": len(ker),
+        "server_pss_mib_mean": mib(statistics.mean(p["Pss"] for p in srv)) if srv else None,
+        "server_rss_mib_mean": mib(statistics.mean(p["Rss"] for p in srv)) if srv else None,
+        "kernel_pss_mib_mean": mib(statistics.mean(k["Pss"] for k in ker)) if ker else None,
+        "kernel_rss_mib_mean": mib(statistics.mean(k["Rss"] for k in ker)) if ker else None,
+        "kernel_procs_mean": round(statistics.mean(k["procs"] for k in ker), 1) if ker else None,
+        "hub_and_proxy_pss_mib": mib(sum(p["Pss"] for p in hub)),
+        "all_pss_mib": mib(sum(p["Pss"] for p in ps.values())),
+        "cgroup_current_mib": mib(cgroup("memory.current") or 0),
+        "cgroup_peak_mib": mib(cgroup("memory.peak") or 0),
+        "home_disk_mib_mean": mib(statistics.mean(du(os.path.join(homes, u)) for u in users)) if users else None,
+        "gocache_own_disk_mib_mean": mib(statistics.mean(
+            du("/var/cache/attnbook/go-build/" + u, own_only=True) for u in users)) if users else None,
+    }
+    print(json.dumps(res))
+
+
+if __name__ == "__main__":
+    main()
