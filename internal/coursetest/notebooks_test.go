@@ -1,8 +1,9 @@
-package notebooks_test
+package coursetest
 
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -72,12 +73,13 @@ func TestStartHere(t *testing.T) {
 // Committed notebooks carry no outputs: outputs depend on the machine (backend, timings), would
 // make every run a diff, and an executed notebook is what `kernel run` writes to out/executed/.
 func TestCommittedNotebooksHaveNoOutputs(t *testing.T) {
-	paths, err := filepath.Glob("*.ipynb")
+	paths, err := filepath.Glob(filepath.Join(nbrun.Root(t), "notebooks", "*.ipynb"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no notebooks found (%v)", err)
 	}
-	for _, p := range paths {
-		nb, err := ipynb.Load(p)
+	for _, path := range paths {
+		p := filepath.Base(path)
+		nb, err := ipynb.Load(path)
 		if err != nil {
 			t.Error(err)
 			continue
@@ -87,6 +89,32 @@ func TestCommittedNotebooksHaveNoOutputs(t *testing.T) {
 		}
 		if got := nb.KernelName(); got != "attnbook" {
 			t.Errorf("%s: kernelspec %q, want \"attnbook\" (the kernel `go run ./kernel setup` registers)", p, got)
+		}
+	}
+}
+
+// notebooksPending are the non-notebook files that may still sit in notebooks/ while their owners
+// move them to internal/coursetest (the tests of notebooks 09 and 10, and the adapter that lends
+// them this package's helpers). Nothing else may: Jupyter's file list shows notebooks only.
+var notebooksPending = map[string]bool{"helpers_test.go": true, "mha_implementations_test.go": true, "gpt_test.go": true}
+
+// TestNotebookFolderHoldsOnlyNotebooks keeps Jupyter's file list to the learning path: every file in
+// notebooks/ is a numbered notebook NN_topic.ipynb.
+func TestNotebookFolderHoldsOnlyNotebooks(t *testing.T) {
+	dir := filepath.Join(nbrun.Root(t), "notebooks")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	numbered := regexp.MustCompile(`^\d\d_[a-z0-9_]+\.ipynb$`)
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case e.IsDir() && (name == "out" || name == ".ipynb_checkpoints"):
+			// out/ is git-ignored (kernel run -o); checkpoints are Jupyter's own
+		case numbered.MatchString(name), notebooksPending[name]:
+		default:
+			t.Errorf("notebooks/%s: only NN_topic.ipynb notebooks belong in notebooks/ (tests go to internal/coursetest)", name)
 		}
 	}
 }

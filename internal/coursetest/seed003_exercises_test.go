@@ -1,4 +1,4 @@
-package notebooks_test
+package coursetest
 
 import (
 	"fmt"
@@ -91,7 +91,7 @@ var seed003CorpusFree = []seed003Output{
 func TestSeed003DataForAGPT(t *testing.T) {
 	corpus := seed003Corpus(t)
 	r := nbrun.Execute(t, seed003Notebook)
-	checkClean(t, r)
+	CheckClean(t, r)
 
 	seed003CheckOutputs(t, r, seed003CorpusFree)
 	seed003CheckOutputs(t, r, []seed003Output{
@@ -127,7 +127,7 @@ func TestSeed003CorpusMissing(t *testing.T) {
 	empty := t.TempDir()
 	t.Setenv("ATTNBOOK_DATA", empty)
 	r := nbrun.Execute(t, seed003Notebook)
-	checkClean(t, r)
+	CheckClean(t, r)
 
 	want := filepath.Join(empty, "tinyshakespeare.txt")
 	help := r.Find(t, "func loadCorpus()").Stdout
@@ -151,7 +151,7 @@ func TestSeed003CorpusMissing(t *testing.T) {
 // TestExercises runs notebook 08: every check passes with the answers filled in.
 func TestExercises(t *testing.T) {
 	r := nbrun.Execute(t, seed003ExercisesNotebook)
-	checkClean(t, r)
+	CheckClean(t, r)
 
 	out := r.Stdout()
 	if strings.Contains(out, "✗") {
