@@ -4,8 +4,9 @@
 #   2. a container on a random 127.0.0.1 port; JupyterLab answers; a request without the token is
 #      refused (403) and one with the token (read from the logs, as a teacher would) succeeds;
 #   3. the attnbook kernel is listed in /api/kernelspecs;
-#   4. every notebooks/*.ipynb runs headless inside the container through that kernel;
-#   5. the last line: smoke: ok image=... size=... start-to-first-cell=...s notebooks=N/N
+#   4. every notebooks/*.ipynb runs headless inside the container through that kernel, by
+#      kernel/run.py (the runner of `go run ./kernel run`), and a cell exiting 3 fails;
+#   5. the last line: smoke: ok image=... size=... start-to-first-cell=...s notebooks=N/N go=... GOEXPERIMENT=...
 # Everything it started is removed on exit. Non-zero exit, with a reason, on any failure.
 #
 #   docker/smoke-test.sh [--image attnbook:dev] [--no-build] [--keep] [-- extra docker build args]
@@ -105,23 +106,65 @@ specs=$(curl -s -f -H "Authorization: token $token" "$url/api/kernelspecs") || f
 echo "$specs" | grep -q '"attnbook"' || fail "the attnbook kernel is not in /api/kernelspecs: $specs"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$url/lab?token=$token")
 [ "$code" = 200 ] || fail "GET /lab?token=... answered $code, want 200"
-env=$(docker exec "$container" go env GOPROXY GOFLAGS GOTOOLCHAIN | tr '\n' ' ')
-[ "$env" = "off -mod=readonly local " ] || fail "run-time Go env is '$env', want 'off -mod=readonly local'"
+env=$(docker exec "$container" go env GOPROXY GOFLAGS GOTOOLCHAIN GOEXPERIMENT | tr '\n' ' ')
+[ "$env" = "off -mod=readonly local simd " ] || fail "run-time Go env is '$env', want 'off -mod=readonly local simd'"
 [ "$(docker exec "$container" id -u):$(docker exec "$container" id -g)" = 1000:100 ] || fail "container does not run as 1000:100"
 echo "smoke: JupyterLab up in $(secs "$t0" "$t_ready")s on $url; token auth ok; attnbook kernel listed"
 
-# Every notebook, in order, through the installed kernel, inside the container.
+# Every notebook, in order, through the installed kernel, inside the container, by the runner
+# `go run ./kernel run` uses (kernel/run.py, from this checkout): a cell fails on an error output
+# or when its program exits non-zero. Its JSON events are summarised by smoke_report below.
+smoke_report() { # reads run.py's events; prints one line per notebook and per failed cell
+  python3 -c '
+import json, sys
+first = True
+for line in sys.stdin:
+    try: ev = json.loads(line)
+    except ValueError: print(line, end=""); continue
+    e = ev.get("event")
+    if e == "cell" and not ev["ok"]:
+        print("smoke:   cell %d FAILED: %s: %s" % (ev["index"] + 1, ev.get("ename"), (ev.get("evalue") or "")[:300]))
+    elif e == "notebook" and "ok" in ev:
+        print("smoke: %s %s" % ("ok  " if ev["ok"] else "FAIL", ev["notebook"]))
+    if e == "cell" and first:
+        print("first-cell-epoch=%.3f" % ev["epoch"])
+        first = False
+    if e == "fatal":
+        print("smoke:   fatal: %s" % ev["message"])
+    elif e == "done":
+        print("smoke: notebooks ok %d/%d" % (ev["ok"], ev["total"]))
+'
+}
 mapfile -t nbs < <(docker exec "$container" sh -c 'ls "$ATTNBOOK_ROOT"/notebooks/*.ipynb 2>/dev/null | sort')
 [ "${#nbs[@]}" -gt 0 ] || fail "no notebooks/*.ipynb in the image (expected at least notebooks/00_start_here.ipynb)"
 log=$(mktemp)
 set +e
-docker exec -i "$container" python3 - --timeout "$cell_timeout" "${nbs[@]}" <"$root/docker/run-notebooks.py" 2>&1 | tee "$log"
+docker exec -i "$container" python3 - --kernel attnbook --timeout "$cell_timeout" "${nbs[@]}" <"$root/kernel/run.py" 2>&1 \
+  | tee "$log.events" | smoke_report | tee "$log"
 rc=${PIPESTATUS[0]}
 set -e
 first=$(sed -n 's/^first-cell-epoch=//p' "$log" | head -n1)
-nok=$(grep -c '^run-notebooks: ok ' "$log" || true)
-[ "$rc" = 0 ] || fail "notebooks: $nok/${#nbs[@]} ran clean (see run-notebooks lines above)"
+nok=$(grep -c '^smoke: ok ' "$log" || true)
+rm -f "$log.events"
+[ "$rc" = 0 ] || fail "notebooks: $nok/${#nbs[@]} ran clean (see the smoke: lines above)"
 [ -n "$first" ] || fail "no code cell was executed"
 
+# The same runner must fail a cell whose program exits non-zero (GoNB reports only "exit status 3"
+# on stderr): a notebook made here, run in the container.
+docker exec -i "$container" sh -c 'cat >/tmp/smoke-exit3.ipynb' <<'NB'
+{"cells": [{"cell_type": "code", "metadata": {}, "execution_count": null, "outputs": [],
+  "source": "import \"os\"\n\nfunc main() { os.Exit(3) }"}],
+ "metadata": {"kernelspec": {"name": "attnbook", "display_name": "Go (attnbook)", "language": "go"}},
+ "nbformat": 4, "nbformat_minor": 5}
+NB
+set +e
+exit3=$(docker exec -i "$container" python3 - --kernel attnbook --timeout 300 /tmp/smoke-exit3.ipynb <"$root/kernel/run.py" 2>&1)
+rc=$?
+set -e
+[ "$rc" = 1 ] || fail "a cell that exits 3 gave runner exit $rc, want 1: $exit3"
+echo "$exit3" | grep -q '"ename": "exit status 3"' || fail "the runner did not report the cell's exit status 3: $exit3"
+echo "smoke: a cell exiting non-zero fails (exit status 3)"
+
 size=$(docker image inspect -f '{{.Size}}' "$image" | awk '{ printf "%.2fGB", $1 / 1e9 }')
-echo "smoke: ok image=$image size=$size start-to-first-cell=$(secs "$t0" "$first")s notebooks=$nok/${#nbs[@]}"
+simd=$(docker exec "$container" go env GOEXPERIMENT)
+echo "smoke: ok image=$image size=$size start-to-first-cell=$(secs "$t0" "$first")s notebooks=$nok/${#nbs[@]} go=$(docker exec "$container" go env GOVERSION) GOEXPERIMENT=$simd"

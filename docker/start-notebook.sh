@@ -14,6 +14,13 @@ if [ -n "${ATTNBOOK_DATA:-}" ] && [ ! -f "$ATTNBOOK_DATA/tinyshakespeare.txt" ] 
   fi
 fi
 
+# Sign the notebooks (jupyter trust) so the classic Notebook shows their HTML/SVG output: setup
+# signed the image's copies; this covers a checkout or volume mounted over them (kernel up -lab).
+if [ -n "${ATTNBOOK_ROOT:-}" ] && ls "$ATTNBOOK_ROOT"/notebooks/*.ipynb >/dev/null 2>&1; then
+  python3 -m nbformat.sign "$ATTNBOOK_ROOT"/notebooks/*.ipynb >/dev/null 2>&1 \
+    || echo "start-notebook: could not sign the notebooks (jupyter trust); the classic Notebook will say Not Trusted" >&2
+fi
+
 if [ -n "${JUPYTERHUB_API_TOKEN:-}" ]; then
   exec /usr/local/bin/start-singleuser.sh "$@"
 fi

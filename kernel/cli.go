@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -30,13 +31,19 @@ var commands = []command{
 }
 
 // parseCommand finds the subcommand named by args[0]. ok is false for none or an unknown one;
-// help is true for help, -h and --help.
+// help is true for help, -h and --help. `help CMD` is CMD's own help: cmd CMD with rest ["-h"].
 func parseCommand(args []string) (cmd command, rest []string, help, ok bool) {
 	if len(args) == 0 {
 		return command{}, nil, false, false
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[0] == "help" {
+			if c, _, _, ok := parseCommand(args[1:2]); ok {
+				return c, []string{"-h"}, false, true
+			}
+			return command{}, args[1:], true, false
+		}
 		return command{}, nil, true, false
 	}
 	for _, c := range commands {
@@ -55,12 +62,49 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Start with: go run ./kernel up     Check everything: go run ./kernel test")
+	fmt.Fprintln(w, "A subcommand's flags: go run ./kernel help SUBCOMMAND (or SUBCOMMAND -h).")
 	fmt.Fprintln(w, "Exit codes: 0 ok, 1 failure, 2 usage, 3 something required is missing (see doctor).")
+}
+
+// wantsHelp reports whether a subcommand's args ask for its help (-h, -help or --help before any
+// "--").
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// parseFlags parses a subcommand's flags. With -h, -help or --help it prints the subcommand's
+// help (fs.Usage) to stdout and returns exitOK; on a bad flag the flag package has printed the
+// error and the usage to stderr, and it returns exitUsage. done tells the caller to return code.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, done bool) {
+	if wantsHelp(args) {
+		errOut := fs.Output()
+		fs.SetOutput(stdout)
+		fs.Usage()
+		fs.SetOutput(errOut)
+		return exitOK, true
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage, true
+	}
+	return exitOK, false
 }
 
 // Main runs the command line args (without the program name) and returns the exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd, rest, help, ok := parseCommand(args)
+	if help && len(rest) > 0 {
+		fmt.Fprintf(stderr, "kernel: no help for %q: not a subcommand\n\n", rest[0])
+		usage(stderr)
+		return exitUsage
+	}
 	if help {
 		usage(stdout)
 		return exitOK

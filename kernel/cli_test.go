@@ -22,6 +22,9 @@ func TestParseCommand(t *testing.T) {
 		{args: []string{"help"}, help: true},
 		{args: []string{"--help"}, help: true},
 		{args: []string{"-h", "run"}, help: true},
+		{args: []string{"help", "run"}, name: "run", rest: []string{"-h"}, ok: true},
+		{args: []string{"help", "doctor"}, name: "doctor", rest: []string{"-h"}, ok: true},
+		{args: []string{"help", "nosuch"}, rest: []string{"nosuch"}, help: true},
 		{args: []string{"setup"}, name: "setup", ok: true},
 		{args: []string{"run", "a.ipynb", "-o", "x"}, name: "run", rest: []string{"a.ipynb", "-o", "x"}, ok: true},
 		{args: []string{"test", "-run", "X", "./pkg/..."}, name: "test", rest: []string{"-run", "X", "./pkg/..."}, ok: true},
@@ -71,6 +74,58 @@ func TestMainUsage(t *testing.T) {
 		}
 		if tc.wantStderr == "" && !tc.stdout && stdout.Len() > 0 {
 			t.Errorf("Main(%q): usage errors go to stderr; stdout got %q", tc.args, stdout.String())
+		}
+	}
+}
+
+// TestSubcommandHelp: `help CMD`, `CMD -h` and `CMD --help` print CMD's own usage and flags to
+// stdout and exit 0.
+func TestSubcommandHelp(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		want []string // on stdout
+	}{
+		{"run", []string{"usage: go run ./kernel run", "-timeout", "-startup-timeout", "-o string"}},
+		{"up", []string{"usage: go run ./kernel up", "-port", "-browser", "-lab"}},
+		{"setup", []string{"usage: go run ./kernel setup"}},
+		{"doctor", []string{"usage: go run ./kernel doctor", "MISSING"}},
+		{"test", []string{"usage: go run ./kernel test", "go help testflag"}},
+	} {
+		for _, args := range [][]string{{"help", tc.cmd}, {tc.cmd, "-h"}, {tc.cmd, "--help"}} {
+			var stdout, stderr bytes.Buffer
+			code := Main(context.Background(), args, &stdout, &stderr)
+			if code != exitOK {
+				t.Errorf("Main(%q) = %d, want 0; stderr:\n%s", args, code, stderr.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stdout.String(), w) {
+					t.Errorf("Main(%q) stdout lacks %q:\n%s", args, w, stdout.String())
+				}
+			}
+			if strings.Contains(stdout.String(), "usage: go run ./kernel <subcommand>") {
+				t.Errorf("Main(%q) printed the general usage, want %s's own", args, tc.cmd)
+			}
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Main(context.Background(), []string{"help", "nosuch"}, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), `no help for "nosuch"`) {
+		t.Errorf("help nosuch = %d, stderr %q; want exit 2 naming it", code, stderr.String())
+	}
+}
+
+func TestCheckMarks(t *testing.T) {
+	// One style: ok in place, -- optional and missing (both XLA plugins alike), MISSING required.
+	for _, tc := range []struct {
+		c    check
+		want string
+	}{
+		{check{Name: "gonb"}, "ok"},
+		{check{Name: "XLA CPU", Optional: true, Problem: "optional: ..."}, "--"},
+		{check{Name: "XLA CUDA", Optional: true, Problem: "optional: needs an NVIDIA GPU"}, "--"},
+		{check{Name: "gonb", Problem: "want v0.11.5"}, "MISSING"},
+	} {
+		if got := tc.c.Mark(); got != tc.want {
+			t.Errorf("%+v.Mark() = %q, want %q", tc.c, got, tc.want)
 		}
 	}
 }

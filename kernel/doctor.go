@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,20 +27,22 @@ type check struct {
 func cmdDoctor(ctx context.Context, e *env, args []string) int {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	fs.SetOutput(e.Stderr)
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		fmt.Fprintln(e.Stderr, "usage: go run ./kernel doctor")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: go run ./kernel doctor\n\nShows versions, the GoMLX backend notebooks get and why, whether cells get GoMLX's SIMD kernels,\nevery attnbook kernel spec and the checkout it serves, XLA plugins and the GPU.\nMarks: ok = in place, -- = optional and missing, MISSING = required (exit 3).")
+	}
+	if code, done := parseFlags(fs, args, e.Stdout); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
 		return exitUsage
 	}
 	fmt.Fprintf(e.Stdout, "doctor: attnbook at %s\n", e.Root)
 	checks := doctorChecks(ctx, e)
 	missing := 0
 	for _, c := range checks {
-		mark := "ok"
-		switch {
-		case c.Problem != "" && c.Optional:
-			mark = "--"
-		case c.Problem != "":
-			mark = "MISSING"
+		mark := c.Mark()
+		if mark == markMissing {
 			missing++
 		}
 		fmt.Fprintf(e.Stdout, "  %-8s %-10s %s\n", mark, c.Name, c.Value)
@@ -53,6 +56,24 @@ func cmdDoctor(ctx context.Context, e *env, args []string) int {
 	}
 	fmt.Fprintln(e.Stdout, "doctor: everything required is in place")
 	return exitOK
+}
+
+// Doctor's marks: one style for every line.
+const (
+	markOK       = "ok"      // in place
+	markOptional = "--"      // optional and missing (the line below says what it would add)
+	markMissing  = "MISSING" // required and missing: doctor exits 3
+)
+
+// Mark is the check's mark in doctor's report.
+func (c check) Mark() string {
+	switch {
+	case c.Problem == "":
+		return markOK
+	case c.Optional:
+		return markOptional
+	}
+	return markMissing
 }
 
 func doctorChecks(ctx context.Context, e *env) []check {
@@ -97,6 +118,8 @@ func doctorChecks(ctx context.Context, e *env) []check {
 	}
 	cs = append(cs, jc)
 	cs = append(cs, kernelSpecCheck(e, py))
+	cs = append(cs, otherSpecChecks(e, py)...)
+	cs = append(cs, simdCheck(ctx, e, py))
 
 	gomlx, goxla := depVersion("github.com/gomlx/gomlx"), depVersion("github.com/gomlx/go-xla")
 	cs = append(cs, check{Name: "GoMLX", Value: fmt.Sprintf("%s (go-xla %s)", gomlx, goxla)})
@@ -118,15 +141,19 @@ func doctorChecks(ctx context.Context, e *env) []check {
 			cuda = "JAX's plugin at " + p
 		}
 	}
+	cudaWhy := "optional: needs an NVIDIA GPU (none here); see README (Backends)"
+	if choice.GPU {
+		cudaWhy = "optional: a GPU is present: install JAX's jax-cuda13-pjrt or go-xla's CUDA plugin; see README (Backends)"
+	}
 	cs = append(cs,
 		check{Name: "XLA CPU", Value: cpu, Optional: true, Problem: ifThen(cpu == "not installed", "optional: faster than pure Go; see README (Backends)")},
-		check{Name: "XLA CUDA", Value: cuda, Optional: true, Problem: ifThen(cuda == "not installed" && choice.GPU, "a GPU is present: install JAX's jax-cuda13-pjrt or go-xla's CUDA plugin; see README (Backends)")},
+		check{Name: "XLA CUDA", Value: cuda, Optional: true, Problem: ifThen(cuda == "not installed", cudaWhy)},
 		check{Name: "GPU", Value: gpuDescription(ctx, choice.GPU)},
 	)
 	return cs
 }
 
-// kernelSpecCheck compares the registered kernel spec with what setup writes for this repository.
+// kernelSpecCheck compares the user's "attnbook" kernel spec with what setup writes here.
 func kernelSpecCheck(e *env, py *python) check {
 	c := check{Name: "kernel"}
 	dir, err := userSpecDir(py)
@@ -140,16 +167,164 @@ func kernelSpecCheck(e *env, py *python) check {
 		c.Problem = "register it: go run ./kernel setup"
 		return c
 	}
-	want := newKernelSpec(specOptions{Root: e.Root, SpecDir: dir, GoRoot: e.Go.GOROOT, ToolDir: e.Go.ToolDir(), NoXLA: wantNoXLA()})
-	c.Value = fmt.Sprintf("%q in %s, wired to %s", KernelName, dir, have.Env[RootEnv])
+	root, _ := defaultRoot(have, e.Root)
+	o := e.specOptions(dir, root)
+	o.ByFolder = true
+	want := newKernelSpec(o)
+	c.Value = fmt.Sprintf("%q in %s: %s", KernelName, dir, describeSpec(have))
 	shim, _ := os.ReadFile(filepath.Join(dir, "bin", "go"))
+	launcher, _ := os.ReadFile(filepath.Join(dir, "bin", launcherName))
 	switch {
-	case have.Env[RootEnv] != e.Root:
-		c.Problem = "it serves another copy of attnbook: run go run ./kernel setup here to point it at " + e.Root
-	case !reflect.DeepEqual(*have, want) || string(shim) != goShim(e.Go.GoBinary()):
+	case have.Argv[0] != want.Argv[0]:
+		c.Problem = "it serves one checkout for every notebook (written by an older attnbook): go run ./kernel setup"
+	case !reflect.DeepEqual(*have, want) || string(shim) != goShim(e.Go.GoBinary()) ||
+		string(launcher) != folderLauncher(filepath.Join(o.ToolDir, "gonb")):
 		c.Problem = "it is out of date: go run ./kernel setup"
 	}
 	return c
+}
+
+// describeSpec says which checkout a kernel spec serves.
+func describeSpec(s *kernelSpec) string {
+	root := s.Env[RootEnv]
+	what := "serves " + root
+	if len(s.Argv) > 0 && filepath.Base(s.Argv[0]) == launcherName {
+		what = "serves the checkout each notebook is in; default " + root
+	}
+	if root != "" && !isCheckout(root) {
+		what += " (not an attnbook checkout any more)"
+	}
+	return fmt.Sprintf("%q, %s", s.DisplayName, what)
+}
+
+// attnbookSpec is a kernel spec found in one of Jupyter's kernel folders that serves attnbook.
+type attnbookSpec struct {
+	Name, Dir string
+	Spec      *kernelSpec
+	Shadowed  bool // a folder earlier in Jupyter's search path has a spec of the same name
+}
+
+// attnbookSpecs lists every kernel spec in Jupyter's kernel folders that is attnbook's: named
+// attnbook or attnbook-*, or starting a kernel with $ATTNBOOK_ROOT.
+func attnbookSpecs(py *python) []attnbookSpec {
+	dirs := slices.Clone(py.kernelDirs())
+	seen := map[string]bool{}
+	var out []attnbookSpec
+	for _, kd := range dirs {
+		entries, _ := os.ReadDir(kd)
+		for _, en := range entries {
+			name := en.Name()
+			dir := filepath.Join(kd, name)
+			s := readSpec(dir)
+			if s == nil || !(name == KernelName || strings.HasPrefix(name, KernelName+"-") || s.Env[RootEnv] != "") {
+				continue
+			}
+			out = append(out, attnbookSpec{Name: name, Dir: dir, Spec: s, Shadowed: seen[name]})
+			seen[name] = true
+		}
+	}
+	return out
+}
+
+// kernelDirs are Jupyter's kernel spec folders, first match first (the user's data dir when
+// Python could not say).
+func (p *python) kernelDirs() []string {
+	if p != nil && len(p.KernelDirs) > 0 {
+		return p.KernelDirs
+	}
+	if d, err := jupyterDataDir(p); err == nil {
+		return []string{filepath.Join(d, "kernels")}
+	}
+	return nil
+}
+
+// otherSpecChecks are doctor lines for the attnbook kernel specs besides the user's own: which
+// checkout each serves, and whether that checkout still exists.
+func otherSpecChecks(e *env, py *python) []check {
+	user, _ := userSpecDir(py)
+	var cs []check
+	for _, s := range attnbookSpecs(py) {
+		if s.Dir == user {
+			continue
+		}
+		c := check{Name: "kernel", Optional: true, Value: fmt.Sprintf("%q in %s: %s", s.Name, s.Dir, describeSpec(s.Spec))}
+		switch root := s.Spec.Env[RootEnv]; {
+		case s.Shadowed:
+			c.Value += " (hidden by a spec of the same name earlier in Jupyter's path)"
+		case s.Name == KernelName:
+			c.Problem = fmt.Sprintf("Jupyter picks this %q before the one setup registers: remove it with jupyter kernelspec remove %s", KernelName, s.Name)
+			c.Optional = false
+		case root != "" && !isCheckout(root):
+			c.Problem = fmt.Sprintf("optional: its checkout is gone: jupyter kernelspec remove %s", s.Name)
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// simdCheck says whether notebook cells get GoMLX's SIMD kernels: the kernel spec's GOEXPERIMENT,
+// and backend.SIMD() from a probe built the way cells are built (kernel/internal/simdprobe).
+func simdCheck(ctx context.Context, e *env, py *python) check {
+	c := check{Name: "SIMD"}
+	self, selfDetail := backend.SIMD()
+	this := fmt.Sprintf("this command: %s (%s)", onOff(self), selfDetail)
+	if !e.Go.SIMD() {
+		c.Value = fmt.Sprintf("off for cells: %s/%s with %s has no GOEXPERIMENT=%s (Go 1.26+ on amd64 only); %s",
+			runtime.GOOS, e.Go.GOARCH, e.Go.GOVERSION, SIMDExperiment, this)
+		if e.Go.GOARCH == "amd64" {
+			c.Problem = "optional: Go 1.26 or later makes GoMLX's pure-Go backend ~15x faster at matrix products"
+			c.Optional = true
+		}
+		return c
+	}
+	if dir, err := userSpecDir(py); err == nil {
+		if s := readSpec(dir); s != nil && s.Env["GOEXPERIMENT"] != e.Go.Experiment() {
+			c.Value = fmt.Sprintf("the kernel spec builds cells with GOEXPERIMENT=%q, want %q; %s", s.Env["GOEXPERIMENT"], e.Go.Experiment(), this)
+			c.Problem = "cells miss GoMLX's SIMD kernels: go run ./kernel setup"
+			return c
+		}
+	}
+	on, detail, err := probeSIMD(ctx, e)
+	switch {
+	case err != nil:
+		c.Value = "cells: unknown; " + this
+		c.Problem = "optional: the probe failed: " + oneLine(err.Error())
+		c.Optional = true
+	case !on:
+		c.Value = fmt.Sprintf("off for cells though they build with GOEXPERIMENT=%s (%s); %s", e.Go.Experiment(), detail, this)
+		c.Problem = "optional: GoMLX's SIMD kernels are not in: see the detail above"
+		c.Optional = true
+	default:
+		c.Value = fmt.Sprintf("on for cells, tests and benchmarks: GOEXPERIMENT=%s (%s); %s", e.Go.Experiment(), detail, this)
+	}
+	return c
+}
+
+// probeSIMD builds and runs kernel/internal/simdprobe with the cells' environment (GOEXPERIMENT,
+// and -tags=noxla when the kernel sets it): a link from the warm build cache.
+func probeSIMD(ctx context.Context, e *env) (on bool, detail string, err error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	args := []string{"run"}
+	if wantNoXLA() {
+		args = append(args, noXLAFlags)
+	}
+	cmd := exec.CommandContext(ctx, e.Go.GoBinary(), append(args, "./kernel/internal/simdprobe")...)
+	cmd.Dir = e.Root
+	cmd.Env = e.Go.Environ()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return false, "", fmt.Errorf("go %s ./kernel/internal/simdprobe: %v: %s", strings.Join(args, " "), err, out)
+	}
+	state, detail, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+	return state == "on", detail, nil
+}
+
+func onOff(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
 }
 
 func depVersion(mod string) string {

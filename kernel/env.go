@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -55,7 +56,61 @@ func modulePath(gomod string) string {
 
 // goEnv is what the kernel commands need from `go env`.
 type goEnv struct {
-	GOROOT, GOBIN, GOPATH, GOVERSION string
+	GOROOT, GOBIN, GOPATH, GOVERSION, GOARCH, GOEXPERIMENT string
+}
+
+// SIMDExperiment is the GOEXPERIMENT value every go command of attnbook (kernel subcommands,
+// notebook cells, tests, the image) builds with on amd64: GoMLX's pure-Go backend then compiles
+// its AVX2/AVX-512 kernels (a 1024³ float32 product: 603 ms without, 38 ms with, on this
+// project's 2-core machine). Go 1.26 has the experiment; other architectures build without it.
+const SIMDExperiment = "simd"
+
+// Experiment is the GOEXPERIMENT value go commands get: the user's own experiments plus simd on
+// amd64 with Go 1.26 or later; the user's value unchanged elsewhere, or when it already names
+// simd or nosimd. "" means leave GOEXPERIMENT unset.
+func (g goEnv) Experiment() string {
+	if g.GOARCH != "amd64" || !goAtLeast(g.GOVERSION, 26) {
+		return g.GOEXPERIMENT
+	}
+	for _, x := range strings.Split(g.GOEXPERIMENT, ",") {
+		if x = strings.TrimSpace(x); x == SIMDExperiment || x == "no"+SIMDExperiment {
+			return g.GOEXPERIMENT
+		}
+	}
+	if strings.TrimSpace(g.GOEXPERIMENT) == "" {
+		return SIMDExperiment
+	}
+	return g.GOEXPERIMENT + "," + SIMDExperiment
+}
+
+// SIMD reports whether go commands build GoMLX's SIMD kernels (Experiment names simd).
+func (g goEnv) SIMD() bool {
+	for _, x := range strings.Split(g.Experiment(), ",") {
+		if strings.TrimSpace(x) == SIMDExperiment {
+			return true
+		}
+	}
+	return false
+}
+
+// Environ is os.Environ() with GOEXPERIMENT set to Experiment(): the environment of every go
+// command a kernel subcommand runs.
+func (g goEnv) Environ() []string {
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOEXPERIMENT=") })
+	if x := g.Experiment(); x != "" {
+		env = append(env, "GOEXPERIMENT="+x)
+	}
+	return env
+}
+
+// goAtLeast reports whether a `go env GOVERSION` like "go1.26.8" is Go 1.minor or later (a devel
+// toolchain counts as new).
+func goAtLeast(goVersion string, minor int) bool {
+	var m int
+	if _, err := fmt.Sscanf(goVersion, "go1.%d", &m); err != nil {
+		return strings.Contains(goVersion, "devel")
+	}
+	return m >= minor
 }
 
 // GoBinary is the absolute path of the go command notebooks build with.
@@ -74,7 +129,7 @@ func readGoEnv(ctx context.Context) (goEnv, error) {
 	if err != nil {
 		return goEnv{}, errors.New("the go command is not on $PATH: install Go from https://go.dev/dl and add its bin folder to $PATH")
 	}
-	out, err := exec.CommandContext(ctx, goCmd, "env", "-json", "GOROOT", "GOBIN", "GOPATH", "GOVERSION").Output()
+	out, err := exec.CommandContext(ctx, goCmd, "env", "-json", "GOROOT", "GOBIN", "GOPATH", "GOVERSION", "GOARCH", "GOEXPERIMENT").Output()
 	if err != nil {
 		return goEnv{}, fmt.Errorf("go env: %w", err)
 	}
@@ -122,6 +177,9 @@ type python struct {
 	Version  string            `json:"python"`
 	Packages map[string]string `json:"packages"` // distribution name → version, for those installed
 	DataDir  string            `json:"data_dir"` // jupyter_core's user data dir (kernel specs go in kernels/)
+	// KernelDirs are the folders Jupyter looks for kernel specs in, first match winning
+	// ($JUPYTER_PATH, the user's data dir, then system ones).
+	KernelDirs []string `json:"kernel_dirs"`
 }
 
 // Has reports whether a distribution (e.g. "nbclient") is installed.

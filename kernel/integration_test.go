@@ -9,10 +9,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/attnbook/attnbook/internal/nbrun"
 	"github.com/attnbook/attnbook/internal/nbrun/ipynb"
@@ -91,7 +95,7 @@ func TestRunStartHereNotebook(t *testing.T) {
 	var codeCells []string
 	for i, c := range nb.Cells {
 		if c.CellType == "code" {
-			codeCells = append(codeCells, fmt.Sprint(i))
+			codeCells = append(codeCells, fmt.Sprint(i+1)) // numbered from 1, markdown cells counted
 			if c.ExecutionCount == nil || len(c.Outputs) == 0 {
 				t.Errorf("executed copy: cell %d has no outputs", i)
 			}
@@ -122,16 +126,20 @@ func TestRunFailingCells(t *testing.T) {
 	makeNotebook(t, exits, "import \"os\"\n\nfunc main() { os.Exit(3) }")
 	good := filepath.Join(dir, "good.ipynb")
 	makeNotebook(t, good, "%%\nfmt.Println(\"fine\")")
+	wrapped := filepath.Join(dir, "wrapped.ipynb")
+	makeNotebook(t, wrapped, "%%\n\nos.Exit(4)")
 
 	out := filepath.Join(dir, "out")
-	code, stdout, stderr := runKernel(t, "-o", out, compile, panics, good, exits)
+	code, stdout, stderr := runKernel(t, "-o", out, compile, panics, good, exits, wrapped)
 	if code != exitFail {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFail, stdout, stderr)
 	}
+	// Cells are numbered from 1, as a reader counts them, and named by their first meaningful line.
 	want := []string{
-		fmt.Sprintf(`run: FAIL %s cell 1 ("func broken() { fmt.Println(nope) }"): undefined: nope`, compile),
-		fmt.Sprintf(`run: FAIL %s cell 0 ("func main() { panic(\"boom\") }"): panic: boom (exit status 2)`, panics),
-		fmt.Sprintf(`run: FAIL %s cell 0 ("import \"os\""): exit status 3 — executed copy: `, exits),
+		fmt.Sprintf(`run: FAIL %s cell 2 ("func broken() { fmt.Println(nope) }"): undefined: nope`, compile),
+		fmt.Sprintf(`run: FAIL %s cell 1 ("func main() { panic(\"boom\") }"): panic: boom (exit status 2)`, panics),
+		fmt.Sprintf(`run: FAIL %s cell 1 ("import \"os\""): exit status 3 — executed copy: `, exits),
+		fmt.Sprintf(`run: FAIL %s cell 1 ("os.Exit(4)"): exit status 4 — executed copy: `, wrapped),
 	}
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	if len(lines) != len(want) {
@@ -189,4 +197,165 @@ func Msg() string { return "%s" }
 			t.Errorf("cell %d printed %q, want %q", i, got, want)
 		}
 	}
+}
+
+// gonbLeftovers lists GoNB's temporary files in the system temp folder: its module folders and
+// the named pipes of cells.
+func gonbLeftovers(t *testing.T) map[string]bool {
+	t.Helper()
+	names, _ := filepath.Glob(filepath.Join(os.TempDir(), "gonb_*"))
+	set := map[string]bool{}
+	for _, n := range names {
+		set[n] = true
+	}
+	return set
+}
+
+// TestRunTimeoutCleansUp: a cell past -timeout is interrupted and fails naming the timeout, the
+// executed copy keeps what the cell printed, the next notebook still runs, and no gonb_pipe_* or
+// gonb_<id> folder is left in the temp folder.
+func TestRunTimeoutCleansUp(t *testing.T) {
+	before := gonbLeftovers(t)
+	dir := t.TempDir()
+	slow := filepath.Join(dir, "slow.ipynb")
+	makeNotebook(t, slow,
+		"%%\nfmt.Println(\"first\")",
+		"import \"time\"\n\n%%\nfmt.Println(\"sleeping\")\ntime.Sleep(time.Hour)",
+		"%%\nfmt.Println(\"never\")")
+	good := filepath.Join(dir, "good.ipynb")
+	makeNotebook(t, good, "%%\nfmt.Println(\"fine\")")
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := runKernel(t, "-o", out, "-timeout", "20s", slow, good)
+	if code != exitFail {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFail, stdout, stderr)
+	}
+	if want := fmt.Sprintf(`run: FAIL %s cell 2 ("import \"time\""): no result after 20s`, slow); !strings.HasPrefix(stderr, want) {
+		t.Errorf("stderr:\n%s\nwant prefix:\n%s", stderr, want)
+	}
+	nb := loadExecuted(t, filepath.Join(out, "slow.ipynb"))
+	if got := streams(nb.Cells[1], "stdout"); got != "sleeping\n" {
+		t.Errorf("the timed-out cell's output in the executed copy = %q, want %q", got, "sleeping\n")
+	}
+	if got := streams(loadExecuted(t, filepath.Join(out, "good.ipynb")).Cells[0], "stdout"); got != "fine\n" {
+		t.Errorf("the notebook after the timeout printed %q", got)
+	}
+	for n := range gonbLeftovers(t) {
+		if !before[n] {
+			t.Errorf("left behind: %s", n)
+		}
+	}
+}
+
+// TestRunRefusesOtherKernels: a Python notebook is refused before anything runs, with a line that
+// says which kernel it declares.
+func TestRunRefusesOtherKernels(t *testing.T) {
+	dir := t.TempDir()
+	py := writeFile(t, filepath.Join(dir, "py.ipynb"), `{"cells": [{"cell_type": "code", "metadata": {}, "source": "print(1)", "outputs": [], "execution_count": null}],
+ "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}, "nbformat": 4, "nbformat_minor": 5}`)
+	var stdout, stderr bytes.Buffer
+	code := Main(context.Background(), []string{"run", "-o", filepath.Join(dir, "out"), py}, &stdout, &stderr)
+	want := fmt.Sprintf(`run: %s: declares kernel "python3" (Python 3), language python: kernel run executes Go notebooks with the attnbook kernel only`, py)
+	if code != exitFail || !strings.HasPrefix(stderr.String(), want) {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and prefix:\n%s", code, stderr.String(), want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); !os.IsNotExist(err) {
+		t.Errorf("a refused notebook made the output folder")
+	}
+}
+
+// TestRunInterrupted sends SIGINT to `kernel run` (a separate process, as a user's Ctrl-C) while a
+// cell runs: it stops with exit 1, says it was interrupted, writes the executed copy of what ran,
+// and leaves no GoNB files behind.
+func TestRunInterrupted(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("SIGINT")
+	}
+	root, err := findRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "kernel")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	before := gonbLeftovers(t)
+	dir := t.TempDir()
+	slow := filepath.Join(dir, "slow.ipynb")
+	makeNotebook(t, slow,
+		"%%\nfmt.Println(\"first\")",
+		"import \"time\"\n\n%%\nfmt.Println(\"sleeping\")\ntime.Sleep(time.Hour)",
+		"%%\nfmt.Println(\"never\")")
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(bin, "run", "-o", out, slow)
+	cmd.Dir = root
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for !strings.Contains(stdout.String(), "cell  1 ") && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if code := strings.Contains(stdout.String(), "cell  1 "); !code {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if strings.Contains(stderr.String(), "not installed") || strings.Contains(stderr.String(), "nbclient") {
+			nbrun.Missing(t, strings.TrimSpace(stderr.String()))
+		}
+		t.Fatalf("the first cell did not finish within 5 minutes\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+	time.Sleep(3 * time.Second) // the second cell is sleeping
+	cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(90 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("kernel run did not stop within 90s of SIGINT\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitFail {
+		t.Errorf("exit %d after SIGINT, want %d", code, exitFail)
+	}
+	if want := fmt.Sprintf(`run: FAIL %s cell 2 ("import \"time\""): stopped by SIGINT`, slow); !strings.HasPrefix(stderr.String(), want) {
+		t.Errorf("stderr:\n%s\nwant prefix:\n%s", stderr.String(), want)
+	}
+	if !strings.Contains(stderr.String(), "executed copy of what ran: ") {
+		t.Errorf("stderr does not point at the executed copy:\n%s", stderr.String())
+	}
+	nb := loadExecuted(t, filepath.Join(out, "slow.ipynb"))
+	if got := streams(nb.Cells[0], "stdout"); got != "first\n" {
+		t.Errorf("executed copy: cell 1 printed %q, want %q", got, "first\n")
+	}
+	if got := streams(nb.Cells[1], "stdout"); got != "sleeping\n" {
+		t.Errorf("executed copy: the interrupted cell printed %q, want %q", got, "sleeping\n")
+	}
+	if nb.Cells[2].ExecutionCount != nil {
+		t.Errorf("executed copy: cell 3 ran after the interrupt")
+	}
+	for n := range gonbLeftovers(t) {
+		if !before[n] {
+			t.Errorf("left behind: %s", n)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer that a running command writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -40,6 +40,20 @@ type specOptions struct {
 	ToolDir  string // where gonb, goimports and gopls are installed
 	RawError bool   // plain-text errors instead of GoNB's HTML ones (headless runs)
 	NoXLA    bool   // build cells with -tags noxla: no PJRT plugin, so link the pure-Go backend only
+	// Experiment is the GOEXPERIMENT cells build with ("simd" on amd64: GoMLX's SIMD kernels);
+	// "" leaves it unset.
+	Experiment string
+	// ByFolder starts GoNB through bin/attnbook-kernel, which serves the checkout the notebook's
+	// folder is in (Root only for notebooks outside any checkout). The user's spec does; the
+	// private spec of `kernel run` serves Root only.
+	ByFolder bool
+}
+
+// specOptions are the spec options for this checkout's Go and tools, serving root, written to
+// specDir.
+func (e *env) specOptions(specDir, root string) specOptions {
+	return specOptions{Root: root, SpecDir: specDir, GoRoot: e.Go.GOROOT, ToolDir: e.Go.ToolDir(),
+		NoXLA: wantNoXLA(), Experiment: e.Go.Experiment()}
 }
 
 // noXLAFlags is the GOFLAGS value of a kernel that builds cells without GoMLX's XLA backend:
@@ -59,8 +73,17 @@ func wantNoXLA() bool { return backend.Choose().Name() == "go" }
 // Every other go command passes straight through to $GOROOT/bin/go. So every notebook imports
 // this repository's packages from its first cell, with nothing in the notebook, and an edit under
 // pkg/ shows at the next cell run (go build compiles the replaced directory from source).
+//
+// With ByFolder, argv[0] is bin/attnbook-kernel (folderLauncher): Jupyter starts a kernel in the
+// notebook's folder, and when that folder is inside an attnbook checkout the launcher sets
+// $ATTNBOOK_ROOT to that checkout before it execs GoNB. So one kernel name, "attnbook" (what the
+// notebooks' metadata asks for), serves every checkout on the machine, each notebook its own;
+// Root is only the default for notebooks outside any checkout.
 func newKernelSpec(o specOptions) kernelSpec {
 	argv := []string{filepath.Join(o.ToolDir, "gonb"), "--kernel", "{connection_file}"}
+	if o.ByFolder {
+		argv[0] = filepath.Join(o.SpecDir, "bin", launcherName)
+	}
 	if o.RawError {
 		argv = append(argv, "--raw_error")
 	}
@@ -77,6 +100,9 @@ func newKernelSpec(o specOptions) kernelSpec {
 	}
 	if o.NoXLA {
 		env["GOFLAGS"] = noXLAFlags
+	}
+	if o.Experiment != "" {
+		env["GOEXPERIMENT"] = o.Experiment
 	}
 	return kernelSpec{
 		Argv:          argv,
@@ -105,6 +131,32 @@ exec "$GO" "$@"
 `, shellQuote(goBinary), RootEnv, Module, pseudoVersion)
 }
 
+// launcherName is the folder launcher's file name in the spec's bin/.
+const launcherName = "attnbook-kernel"
+
+// folderLauncher is bin/attnbook-kernel in a ByFolder kernel spec; see newKernelSpec.
+func folderLauncher(gonb string) string {
+	return fmt.Sprintf(`#!/bin/sh
+# Written by 'go run ./kernel setup' (attnbook). Jupyter starts a kernel in the notebook's folder:
+# when that folder is inside an attnbook checkout (a go.mod declaring %[3]s), serve that
+# checkout; elsewhere $%[2]s from kernel.json (the checkout that registered this spec).
+d=$(pwd)
+while :; do
+	if [ -f "$d/go.mod" ] && [ "$(sed -n 's/^module[[:space:]]\{1,\}"\{0,1\}\([^"[:space:]]*\).*/\1/p' "$d/go.mod" | head -n 1)" = %[3]s ]; then
+		if [ "$d" != "$%[2]s" ]; then
+			echo "attnbook kernel: serving $d, the checkout this notebook is in (the default is $%[2]s)" >&2
+		fi
+		%[2]s=$d
+		export %[2]s
+		break
+	fi
+	[ "$d" = / ] || [ -z "$d" ] && break
+	d=$(dirname "$d")
+done
+exec %[1]s "$@"
+`, shellQuote(gonb), RootEnv, Module)
+}
+
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
@@ -120,11 +172,15 @@ func specFiles(o specOptions, goBinary string) (map[string]specFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]specFile{
+	files := map[string]specFile{
 		"kernel.json":  {append(js, '\n'), 0o644},
 		"logo-svg.svg": {[]byte(logoSVG), 0o644},
 		"bin/go":       {[]byte(goShim(goBinary)), 0o755},
-	}, nil
+	}
+	if o.ByFolder {
+		files["bin/"+launcherName] = specFile{[]byte(folderLauncher(filepath.Join(o.ToolDir, "gonb"))), 0o755}
+	}
+	return files, nil
 }
 
 // writeSpecDir writes the kernel spec into dir (o.SpecDir). It reports whether anything changed:

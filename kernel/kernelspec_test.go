@@ -151,3 +151,68 @@ func TestGoShim(t *testing.T) {
 		t.Errorf("go env through the shim = %q, want %q as from go itself", got, direct)
 	}
 }
+
+func TestKernelSpecEnvAndLauncher(t *testing.T) {
+	o := testSpecOptions(t)
+	o.Experiment = "simd"
+	if env := newKernelSpec(o).Env; env["GOEXPERIMENT"] != "simd" {
+		t.Errorf("spec env GOEXPERIMENT = %q, want simd", env["GOEXPERIMENT"])
+	}
+	o.Experiment = ""
+	if _, ok := newKernelSpec(o).Env["GOEXPERIMENT"]; ok {
+		t.Errorf("no experiment: the spec must leave GOEXPERIMENT unset")
+	}
+	o.ByFolder = true
+	if argv := newKernelSpec(o).Argv; argv[0] != o.SpecDir+"/bin/attnbook-kernel" {
+		t.Errorf("by-folder spec argv %q: want the launcher first", argv)
+	}
+	files, _ := specFiles(o, "/usr/local/go/bin/go")
+	if f, ok := files["bin/attnbook-kernel"]; !ok || f.mode != 0o755 {
+		t.Errorf("by-folder spec lacks an executable bin/attnbook-kernel: %v", ok)
+	}
+}
+
+// TestFolderLauncher runs bin/attnbook-kernel with a stand-in gonb that prints $ATTNBOOK_ROOT:
+// Jupyter starts kernels in the notebook's folder, and a notebook inside a checkout gets that
+// checkout; outside any, the spec's default.
+func TestFolderLauncher(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the launcher is a POSIX shell script")
+	}
+	tools := t.TempDir()
+	writeFile(t, filepath.Join(tools, "gonb"), "#!/bin/sh\necho \"root=$ATTNBOOK_ROOT args=$*\"\n")
+	if err := os.Chmod(filepath.Join(tools, "gonb"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	launcher := filepath.Join(t.TempDir(), "attnbook-kernel")
+	if err := os.WriteFile(launcher, []byte(folderLauncher(filepath.Join(tools, "gonb"))), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	checkout := t.TempDir()
+	writeFile(t, filepath.Join(checkout, "go.mod"), "module "+Module+" // a comment\n\ngo 1.26\n")
+	writeFile(t, filepath.Join(checkout, "notebooks", "deep", "x.ipynb"), "{}")
+	quoted := t.TempDir()
+	writeFile(t, filepath.Join(quoted, "go.mod"), "module \""+Module+"\"\n")
+	other := t.TempDir()
+	writeFile(t, filepath.Join(other, "go.mod"), "module example.com/other\n")
+	writeFile(t, filepath.Join(other, "sub", "keep"), "")
+	for _, tc := range []struct{ name, cwd, want string }{
+		{"notebooks folder", filepath.Join(checkout, "notebooks"), checkout},
+		{"deeper", filepath.Join(checkout, "notebooks", "deep"), checkout},
+		{"the root itself", checkout, checkout},
+		{"quoted module path", quoted, quoted},
+		{"another module", filepath.Join(other, "sub"), "/default/checkout"},
+		{"outside any module", t.TempDir(), "/default/checkout"},
+	} {
+		cmd := exec.Command(launcher, "--kernel", "conn.json")
+		cmd.Dir = tc.cwd
+		cmd.Env = append(os.Environ(), RootEnv+"=/default/checkout", "PWD="+tc.cwd)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if want := "root=" + tc.want + " args=--kernel conn.json\n"; string(out) != want {
+			t.Errorf("%s: the launcher started %q, want %q", tc.name, out, want)
+		}
+	}
+}

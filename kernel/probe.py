@@ -9,10 +9,12 @@ for dist in ("jupyterlab", "notebook", "jupyter_server", "jupyter_client", "jupy
         packages[dist] = metadata.version(dist)
     except Exception:
         pass
-data_dir = ""
+data_dir, kernel_dirs = "", []
 try:
-    from jupyter_core.paths import jupyter_data_dir
+    from jupyter_core.paths import jupyter_data_dir, jupyter_path
     data_dir = jupyter_data_dir()
+    kernel_dirs = jupyter_path("kernels")
 except Exception:
     pass
-print(json.dumps({"python": sys.version.split()[0], "packages": packages, "data_dir": data_dir}))
+print(json.dumps({"python": sys.version.split()[0], "packages": packages, "data_dir": data_dir,
+                  "kernel_dirs": kernel_dirs}))

@@ -31,8 +31,9 @@ type runOptions struct {
 	Notebooks      []string
 }
 
-// parseRunArgs parses run's flags, which may come before or after the notebooks.
-func parseRunArgs(root string, args []string, stderr io.Writer) (runOptions, error) {
+// parseRunArgs parses run's flags, which may come before or after the notebooks. With -h it prints
+// run's help to stdout and returns flag.ErrHelp.
+func parseRunArgs(root string, args []string, stdout, stderr io.Writer) (runOptions, error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o := runOptions{}
@@ -40,10 +41,18 @@ func parseRunArgs(root string, args []string, stderr io.Writer) (runOptions, err
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "limit for one cell (the first cell may compile GoMLX)")
 	fs.DurationVar(&o.StartupTimeout, "startup-timeout", 2*time.Minute, "limit for the kernel to start")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: go run ./kernel run [-o DIR] [-timeout D] [-startup-timeout D] NOTEBOOK...")
-		fmt.Fprintln(stderr, "\nExecutes notebooks with the attnbook kernel through Jupyter's nbclient, prints each cell's")
-		fmt.Fprintln(stderr, "wall time and exits 1 naming the notebook and cell (0-based index, first line) on a cell error.")
+		w := fs.Output()
+		fmt.Fprintln(w, "usage: go run ./kernel run [-o DIR] [-timeout D] [-startup-timeout D] NOTEBOOK...")
+		fmt.Fprintln(w, "\nExecutes Go notebooks with the attnbook kernel through Jupyter's nbclient, prints each cell's")
+		fmt.Fprintln(w, "wall time and exits 1 naming the notebook and the cell (its number, as in Jupyter's \"cell N\",")
+		fmt.Fprintln(w, "and its first meaningful line) on a cell error. A notebook that declares another kernel")
+		fmt.Fprintln(w, "(e.g. python3) is refused. Ctrl-C or a cell timeout stops the run; the executed copy keeps")
+		fmt.Fprintln(w, "what ran so far.")
 		fs.PrintDefaults()
+	}
+	if wantsHelp(args) {
+		parseFlags(fs, args, stdout) // prints the help to stdout
+		return o, flag.ErrHelp
 	}
 	rest := args
 	for {
@@ -105,6 +114,10 @@ func planRun(o runOptions) ([]runJob, []error) {
 			errs = append(errs, fmt.Errorf("%s: %w", name, errors.Unwrap(err)))
 			continue
 		}
+		if err := checkKernel(nb); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			continue
+		}
 		out := filepath.Join(outDir, filepath.Base(src))
 		if samePath(out, src) {
 			errs = append(errs, fmt.Errorf("%s: the output folder %s holds the notebook itself: refusing to write over the source; pick another -o", name, o.OutDir))
@@ -118,6 +131,34 @@ func planRun(o runOptions) ([]runJob, []error) {
 		jobs = append(jobs, runJob{Source: src, Output: out, Notebook: nb})
 	}
 	return jobs, errs
+}
+
+// checkKernel refuses a notebook that declares a kernel other than a Go one: run executes
+// notebooks with the attnbook kernel (GoNB), which would only report Python's code as Go syntax
+// errors. Go notebooks are those naming attnbook (attnbook-* too), gonb, or the language go; a
+// notebook without kernel metadata is run as Go.
+func checkKernel(nb *ipynb.Notebook) error {
+	name := nb.KernelName()
+	ks, _ := nb.Metadata["kernelspec"].(map[string]any)
+	lang, _ := ks["language"].(string)
+	if li, ok := nb.Metadata["language_info"].(map[string]any); ok && lang == "" {
+		lang, _ = li["name"].(string)
+	}
+	switch {
+	case name == "" && lang == "",
+		name == KernelName, strings.HasPrefix(name, KernelName+"-"), name == "gonb",
+		strings.EqualFold(lang, "go"):
+		return nil
+	}
+	display, _ := ks["display_name"].(string)
+	what := fmt.Sprintf("kernel %q", name)
+	if display != "" {
+		what += " (" + display + ")"
+	}
+	if lang != "" {
+		what += ", language " + lang
+	}
+	return fmt.Errorf("declares %s: kernel run executes Go notebooks with the %s kernel only; run it with its own kernel, e.g. jupyter nbconvert --to notebook --execute --output-dir out/executed FILE", what, KernelName)
 }
 
 // samePath reports whether a (which may not exist yet) and b name the same file.
@@ -136,11 +177,12 @@ func samePath(a, b string) bool {
 }
 
 func cmdRun(ctx context.Context, e *env, args []string) int {
-	o, err := parseRunArgs(e.Root, args, e.Stderr)
-	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(e.Stderr, "run: %v\n", err)
-		}
+	o, err := parseRunArgs(e.Root, args, e.Stdout, e.Stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case err != nil:
+		fmt.Fprintf(e.Stderr, "run: %v\n", err)
 		return exitUsage
 	}
 	jobs, errs := planRun(o)
@@ -159,7 +201,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.Stderr, "run: %v\n", err)
 		return exitFail
 	}
-	jupyterPath, cleanup, err := privateKernel(e)
+	jupyterPath, tmpDir, cleanup, err := privateKernel(e)
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "run: kernel spec: %v\n", err)
 		return exitFail
@@ -169,7 +211,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	failed := 0
 	var all []float64
 	for _, j := range jobs {
-		res := executeNotebook(ctx, e, py, jupyterPath, j, o)
+		res := executeNotebook(ctx, e, py, kernelEnv{jupyterPath, tmpDir}, j, o)
 		all = append(all, res.cellSeconds...)
 		if res.err != nil {
 			failed++
@@ -210,23 +252,31 @@ func runPrerequisites(ctx context.Context, e *env) (*python, error) {
 
 // privateKernel writes the attnbook kernel spec (with plain-text errors) into a temporary Jupyter
 // data dir, so run always uses this repository whatever kernel setup registered, and returns
-// the $JUPYTER_PATH that puts it first.
-func privateKernel(e *env) (jupyterPath string, cleanup func(), err error) {
+// the $JUPYTER_PATH that puts it first, and a private $TMPDIR for the kernel: GoNB makes its module
+// (gonb_<id>/) and each cell's named pipes (gonb_pipe_*) there, and a kernel stopped by a timeout
+// or Ctrl-C leaves them behind; cleanup removes the lot.
+func privateKernel(e *env) (jupyterPath, tmpDir string, cleanup func(), err error) {
 	dir, err := os.MkdirTemp("", "attnbook-run-")
 	if err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	cleanup = func() { os.RemoveAll(dir) }
-	o := specOptions{Root: e.Root, SpecDir: filepath.Join(dir, "kernels", KernelName), GoRoot: e.Go.GOROOT, ToolDir: e.Go.ToolDir(), RawError: true, NoXLA: wantNoXLA()}
+	tmpDir = filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmpDir, 0o700); err != nil {
+		cleanup()
+		return "", "", nil, err
+	}
+	o := e.specOptions(filepath.Join(dir, "kernels", KernelName), e.Root)
+	o.RawError = true
 	if _, err := writeSpecDir(o, e.Go.GoBinary()); err != nil {
 		cleanup()
-		return "", nil, err
+		return "", "", nil, err
 	}
 	jupyterPath = dir
 	if old := os.Getenv("JUPYTER_PATH"); old != "" {
 		jupyterPath += string(os.PathListSeparator) + old
 	}
-	return jupyterPath, cleanup, nil
+	return jupyterPath, tmpDir, cleanup, nil
 }
 
 // runEvent is one JSON line from run.py.
@@ -247,7 +297,10 @@ type runResult struct {
 	interrupted bool // Ctrl-C: run stops after this notebook
 }
 
-func executeNotebook(ctx context.Context, e *env, py *python, jupyterPath string, j runJob, o runOptions) runResult {
+// kernelEnv is where run's kernel comes from (JUPYTER_PATH) and where it keeps temporary files.
+type kernelEnv struct{ JupyterPath, TmpDir string }
+
+func executeNotebook(ctx context.Context, e *env, py *python, k kernelEnv, j runJob, o runOptions) runResult {
 	name := e.rel(j.Source)
 	fmt.Fprintf(e.Stdout, "run: %s\n", name)
 	cfg, _ := json.Marshal(map[string]any{
@@ -256,7 +309,7 @@ func executeNotebook(ctx context.Context, e *env, py *python, jupyterPath string
 	})
 	cmd := exec.CommandContext(ctx, py.Path, "-c", runScript, string(cfg))
 	cmd.Dir = filepath.Dir(j.Source)
-	cmd.Env = append(os.Environ(), "JUPYTER_PATH="+jupyterPath, "PYTHONUNBUFFERED=1")
+	cmd.Env = append(os.Environ(), "JUPYTER_PATH="+k.JupyterPath, "TMPDIR="+k.TmpDir, "PYTHONUNBUFFERED=1")
 	stdout, pw := io.Pipe()
 	cmd.Stdout = pw
 	var logs tailBuffer // the kernel's own log lines (GoNB logs to stderr): shown only on failure
@@ -288,12 +341,12 @@ func executeNotebook(ctx context.Context, e *env, py *python, jupyterPath string
 			if !ev.OK {
 				status = "FAILED "
 			}
-			fmt.Fprintf(e.Stdout, "  cell %2d %7.2fs  %s%s\n", ev.Index, ev.Seconds, status, first)
+			fmt.Fprintf(e.Stdout, "  cell %2d %7.2fs  %s%s\n", ev.Index+1, ev.Seconds, status, first)
 			if !ev.OK {
 				for _, line := range tracebackLines(ev.Traceback, 20) {
 					fmt.Fprintf(e.Stdout, "      | %s\n", line)
 				}
-				failure = fmt.Sprintf("%s cell %d (%q): %s", name, ev.Index, first, errorSummary(ev.EName, ev.EValue))
+				failure = fmt.Sprintf("%s cell %d (%q): %s", name, ev.Index+1, first, errorSummary(ev.EName, ev.EValue))
 			}
 		case "fatal":
 			fatal = ev.Message
@@ -303,6 +356,10 @@ func executeNotebook(ctx context.Context, e *env, py *python, jupyterPath string
 	res.interrupted = fatal == "interrupted"
 	var exitErr *exec.ExitError
 	switch {
+	case res.interrupted && failure != "":
+		res.err = fmt.Errorf("%s — executed copy of what ran: %s", failure, e.rel(j.Output))
+	case res.interrupted:
+		res.err = fmt.Errorf("%s: interrupted — executed copy of what ran: %s", name, e.rel(j.Output))
 	case failure != "":
 		res.err = fmt.Errorf("%s — executed copy: %s", failure, e.rel(j.Output))
 	case fatal != "" || (err != nil && !errors.As(err, &exitErr)) || (err != nil && exitErr.ExitCode() != 0):
@@ -320,13 +377,27 @@ func executeNotebook(ctx context.Context, e *env, py *python, jupyterPath string
 	return res
 }
 
+// cellFirstLine names cell i by its first meaningful line: not blank, and not a GoNB line that
+// says nothing about the cell (`%%`, `%main`, `%test`), at most 60 bytes.
 func cellFirstLine(nb *ipynb.Notebook, i int) string {
 	if i < 0 || i >= len(nb.Cells) {
 		return ""
 	}
-	line := nb.Cells[i].FirstLine()
+	line := ""
+	for _, l := range strings.Split(string(nb.Cells[i].Source), "\n") {
+		l = strings.TrimSpace(l)
+		switch l {
+		case "", "%%", "%main", "%test":
+			continue
+		}
+		line = l
+		break
+	}
+	if line == "" {
+		line = nb.Cells[i].FirstLine()
+	}
 	if len(line) > 60 {
-		line = line[:57] + "..."
+		line = strings.ToValidUTF8(line[:57], "") + "..."
 	}
 	return line
 }

@@ -11,19 +11,19 @@ import (
 )
 
 func TestParseRunArgs(t *testing.T) {
-	o, err := parseRunArgs("/repo", []string{"a.ipynb", "-o", "/tmp/x", "b.ipynb", "-timeout", "30s"}, &bytes.Buffer{})
+	o, err := parseRunArgs("/repo", []string{"a.ipynb", "-o", "/tmp/x", "b.ipynb", "-timeout", "30s"}, &bytes.Buffer{}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(o.Notebooks, ",") != "a.ipynb,b.ipynb" || o.OutDir != "/tmp/x" || o.Timeout != 30*time.Second {
 		t.Errorf("parseRunArgs = %+v", o)
 	}
-	o, err = parseRunArgs("/repo", []string{"a.ipynb"}, &bytes.Buffer{})
+	o, err = parseRunArgs("/repo", []string{"a.ipynb"}, &bytes.Buffer{}, &bytes.Buffer{})
 	if err != nil || o.OutDir != "/repo/out/executed" || o.Timeout != 10*time.Minute || o.StartupTimeout != 2*time.Minute {
 		t.Errorf("defaults: %+v, %v", o, err)
 	}
 	for _, args := range [][]string{nil, {"-o", "x"}, {"a.ipynb", "-timeout", "0s"}, {"a.ipynb", "-timeout", "soon"}} {
-		if _, err := parseRunArgs("/repo", args, &bytes.Buffer{}); err == nil {
+		if _, err := parseRunArgs("/repo", args, &bytes.Buffer{}, &bytes.Buffer{}); err == nil {
 			t.Errorf("parseRunArgs(%q): want an error", args)
 		}
 	}

@@ -16,12 +16,12 @@ import (
 
 // Pinned tools. GoNB is installed from go.mod's tool line (`go install` in the repository), and
 // gonbVersion must match it (a test checks). gopls follows the toolchain: each gopls release
-// needs a recent Go (v0.23.0 needs Go 1.26), and go.mod allows Go 1.24.3 (Debian trixie's Go 1.24
-// in the classroom image), so older toolchains get the newest gopls they can build. goimports is
-// built from the golang.org/x/tools that gopls requires, so one module download serves both.
+// needs a recent Go (v0.23.0 needs Go 1.26, which go.mod now requires too); an older toolchain
+// gets the newest gopls it can build. goimports is built from the golang.org/x/tools that gopls
+// requires, so one module download serves both.
 const (
 	gonbModule  = "github.com/janpfeifer/gonb"
-	gonbVersion = "v0.11.1"
+	gonbVersion = "v0.11.5"
 	toolsModule = "golang.org/x/tools"
 	goplsModule = "golang.org/x/tools/gopls"
 )
@@ -101,10 +101,10 @@ func cmdSetup(ctx context.Context, e *env, args []string) int {
 	fs := flag.NewFlagSet("setup", flag.ContinueOnError)
 	fs.SetOutput(e.Stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(e.Stderr, "usage: go run ./kernel setup\n\nInstalls GoNB, goimports and gopls (pinned), Jupyter when missing, and the attnbook kernel spec.")
+		fmt.Fprintln(fs.Output(), "usage: go run ./kernel setup\n\nInstalls GoNB, goimports and gopls (pinned), Jupyter when missing, and the attnbook kernel spec;\nsigns the notebooks (jupyter trust) and warms the Go build cache. Takes no flags.")
 	}
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if code, done := parseFlags(fs, args, e.Stdout); done {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
@@ -135,6 +135,7 @@ func setup(ctx context.Context, e *env) error {
 			spec = dir
 			return did, dir, err
 		}},
+		step{"trust", func(ctx context.Context) (string, string, error) { return trustNotebooks(ctx, e) }},
 		step{"build cache", func(ctx context.Context) (string, string, error) { return warmBuildCache(ctx, e) }},
 	)
 	var results []stepResult
@@ -196,6 +197,9 @@ func summarize(e *env, results []stepResult, start time.Time, spec string) error
 	}
 	if spec != "" {
 		fmt.Fprintf(e.Stdout, "setup: kernel %q (%s) in %s; notebooks in %s\n", KernelName, KernelDisplayName, spec, e.rel(filepath.Join(e.Root, "notebooks")))
+		if e.Go.SIMD() {
+			fmt.Fprintf(e.Stdout, "setup: cells, tests and builds use GOEXPERIMENT=%s (GoMLX's SIMD kernels)\n", e.Go.Experiment())
+		}
 	}
 	return nil
 }
@@ -245,6 +249,7 @@ func runGo(ctx context.Context, e *env, w io.Writer, args ...string) error {
 	fmt.Fprintf(w, "      $ go %s\n", strings.Join(args, " "))
 	cmd := exec.CommandContext(ctx, e.Go.GoBinary(), args...)
 	cmd.Dir = e.Root
+	cmd.Env = e.Go.Environ()
 	cmd.Stdout, cmd.Stderr = w, w
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("go %s: %w", strings.Join(args, " "), err)
@@ -305,20 +310,99 @@ func userSpecDir(py *python) (string, error) {
 	return filepath.Join(data, "kernels", KernelName), nil
 }
 
+// registerKernel writes the user's "attnbook" kernel spec. It serves the checkout each notebook is
+// in (see newKernelSpec), so checkouts share it; its default checkout, for notebooks outside any,
+// stays the one that registered it while that one exists (defaultRoot).
 func registerKernel(ctx context.Context, e *env) (string, string, error) {
 	dir, err := userSpecDir(probePython(ctx))
 	if err != nil {
 		return "", "", err
 	}
-	o := specOptions{Root: e.Root, SpecDir: dir, GoRoot: e.Go.GOROOT, ToolDir: e.Go.ToolDir(), NoXLA: wantNoXLA()}
+	root, note := defaultRoot(readSpec(dir), e.Root)
+	o := e.specOptions(dir, root)
+	o.ByFolder = true
 	changed, err := writeSpecDir(o, e.Go.GoBinary())
 	if err != nil {
 		return "", "", err
 	}
-	if changed {
-		return "written", dir, nil
+	detail := dir
+	if note != "" {
+		detail += "\n      " + note
 	}
-	return "ok", dir, nil
+	if changed {
+		return "written", detail, nil
+	}
+	return "ok", detail, nil
+}
+
+// defaultRoot picks the default checkout of the user's kernel spec (have, nil when none) when
+// setup runs in checkout root: another checkout that still exists keeps it (a running Jupyter
+// does not change under anyone's feet); a missing one is replaced. note says what happened when
+// the default is not simply root.
+func defaultRoot(have *kernelSpec, root string) (def, note string) {
+	if have == nil {
+		return root, ""
+	}
+	old := have.Env[RootEnv]
+	switch {
+	case old == "" || old == root:
+		return root, ""
+	case isCheckout(old):
+		return old, fmt.Sprintf("notebooks in this checkout get this checkout; notebooks outside any checkout keep the default %s (registered there first)", old)
+	default:
+		return root, fmt.Sprintf("default checkout was %s, which is gone: now %s", old, root)
+	}
+}
+
+// isCheckout reports whether dir is an attnbook repository root.
+func isCheckout(dir string) bool { return modulePath(filepath.Join(dir, "go.mod")) == Module }
+
+// trustNotebooks signs the repository's notebooks in Jupyter's notebook signature database
+// (nbformat's `jupyter trust`), so the classic Notebook opens them trusted and shows the HTML and
+// SVG they produce. A signature covers the file's content: setup signs again after a change.
+func trustNotebooks(ctx context.Context, e *env) (string, string, error) {
+	nbs, _ := filepath.Glob(filepath.Join(e.Root, "notebooks", "*.ipynb"))
+	if len(nbs) == 0 {
+		return "ok", "no notebooks", nil
+	}
+	py := probePython(ctx)
+	if py == nil || !py.Has("nbformat") {
+		return "warning", "", fmt.Errorf("%w: nbformat is missing: the classic Notebook will say \"Not Trusted\" until you run a notebook's cells", errWarning)
+	}
+	untrusted, err := untrustedNotebooks(ctx, py, nbs)
+	if err != nil {
+		return "warning", "", fmt.Errorf("%w: checking notebook signatures: %v", errWarning, err)
+	}
+	if len(untrusted) == 0 {
+		return "ok", fmt.Sprintf("%d notebooks trusted", len(nbs)), nil
+	}
+	out, err := exec.CommandContext(ctx, py.Path, append([]string{"-m", "nbformat.sign"}, untrusted...)...).CombinedOutput()
+	if err != nil {
+		return "warning", "", fmt.Errorf("%w: jupyter trust: %v\n%s", errWarning, err, indent(string(out), "        "))
+	}
+	return "signed", fmt.Sprintf("%d of %d notebooks signed (jupyter trust)", len(untrusted), len(nbs)), nil
+}
+
+// untrustedNotebooks returns the notebooks whose signature Jupyter's notary does not know.
+func untrustedNotebooks(ctx context.Context, py *python, nbs []string) ([]string, error) {
+	const script = `import sys, nbformat
+from nbformat.sign import NotebookNotary
+n = NotebookNotary()
+for p in sys.argv[1:]:
+    if not n.check_signature(nbformat.read(p, as_version=4)):
+        print(p)
+`
+	out, err := exec.CommandContext(ctx, py.Path, append([]string{"-c", script}, nbs...)...).Output()
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if line != "" {
+			paths = append(paths, line)
+		}
+	}
+	return paths, nil
 }
 
 // warmPackages are compiled by setup so the first notebook cell links instead of compiling GoMLX.
@@ -331,6 +415,7 @@ func warmBuildCache(ctx context.Context, e *env) (string, string, error) {
 	}
 	cmd := exec.CommandContext(ctx, e.Go.GoBinary(), append(args, warmPackages...)...)
 	cmd.Dir = e.Root
+	cmd.Env = e.Go.Environ() // GOEXPERIMENT as in the kernel spec
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "warning", "", fmt.Errorf("%w: go build %s failed; notebooks importing a broken package will fail:\n%s", errWarning, strings.Join(warmPackages, " "), indent(string(out), "        "))

@@ -41,11 +41,70 @@ func TestGoToolsArePinned(t *testing.T) {
 			t.Errorf("%s installs with %q: want an exact @version", tool.Name, install)
 		}
 	}
-	if v := requiredVersion(filepath.Join(root, "go.mod"), "github.com/gomlx/gomlx"); v != "v0.26.0" {
-		t.Errorf("requiredVersion(gomlx) = %q", v)
+	if v := requiredVersion(filepath.Join(root, "go.mod"), "github.com/gomlx/gomlx"); v != "v0.28.8" {
+		t.Errorf("requiredVersion(gomlx) = %q, want v0.28.8", v)
 	}
-	if d := goDirective(filepath.Join(root, "go.mod")); d != "1.24.3" {
-		t.Errorf("goDirective = %q", d)
+	if d := goDirective(filepath.Join(root, "go.mod")); d != "1.26.5" {
+		t.Errorf("goDirective = %q, want 1.26.5", d)
+	}
+}
+
+func TestExperiment(t *testing.T) {
+	for _, tc := range []struct {
+		arch, version, user, want string
+		simd                      bool
+	}{
+		{"amd64", "go1.26.8", "", "simd", true},
+		{"amd64", "go1.26.8", "simd", "simd", true},
+		{"amd64", "go1.26.8", "loopvar", "loopvar,simd", true},
+		{"amd64", "go1.26.8", "nosimd", "nosimd", false},
+		{"amd64", "devel go1.27-abc", "", "simd", true},
+		{"amd64", "go1.25.3", "", "", false}, // no simd experiment before Go 1.26
+		{"arm64", "go1.26.8", "", "", false},
+		{"arm64", "go1.26.8", "simd", "simd", true}, // the user's own choice is kept
+	} {
+		g := goEnv{GOARCH: tc.arch, GOVERSION: tc.version, GOEXPERIMENT: tc.user}
+		if got := g.Experiment(); got != tc.want || g.SIMD() != tc.simd {
+			t.Errorf("%s %s GOEXPERIMENT=%q: Experiment() = %q SIMD() = %v, want %q %v", tc.arch, tc.version, tc.user, got, g.SIMD(), tc.want, tc.simd)
+		}
+	}
+	g := goEnv{GOARCH: "amd64", GOVERSION: "go1.26.8"}
+	t.Setenv("GOEXPERIMENT", "")
+	n := 0
+	for _, kv := range g.Environ() {
+		if strings.HasPrefix(kv, "GOEXPERIMENT=") {
+			n++
+			if kv != "GOEXPERIMENT=simd" {
+				t.Errorf("Environ() has %q, want GOEXPERIMENT=simd", kv)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("Environ() has %d GOEXPERIMENT entries, want 1", n)
+	}
+}
+
+func TestDefaultRoot(t *testing.T) {
+	other := t.TempDir()
+	writeFile(t, filepath.Join(other, "go.mod"), "module "+Module+"\n")
+	gone := filepath.Join(t.TempDir(), "deleted")
+	spec := func(root string) *kernelSpec { return &kernelSpec{Env: map[string]string{RootEnv: root}} }
+	for _, tc := range []struct {
+		name     string
+		have     *kernelSpec
+		want     string
+		wantNote string
+	}{
+		{"none registered", nil, "/here", ""},
+		{"ours", spec("/here"), "/here", ""},
+		{"another live checkout keeps it", spec(other), other, "keep the default " + other},
+		{"a deleted checkout is replaced", spec(gone), "/here", "which is gone"},
+		{"not a checkout", spec(t.TempDir()), "/here", "which is gone"},
+	} {
+		got, note := defaultRoot(tc.have, "/here")
+		if got != tc.want || (tc.wantNote == "") != (note == "") || !strings.Contains(note, tc.wantNote) {
+			t.Errorf("%s: defaultRoot = %q, %q; want %q and a note containing %q", tc.name, got, note, tc.want, tc.wantNote)
+		}
 	}
 }
 

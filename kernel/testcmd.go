@@ -11,6 +11,16 @@ import (
 )
 
 func cmdTest(ctx context.Context, e *env, args []string) int {
+	if len(args) == 1 && wantsHelp(args) {
+		fmt.Fprintf(e.Stdout, `usage: go run ./kernel test [GO TEST ARGS]
+
+Runs setup, then go test: ./... unless ARGS name packages, -timeout=75m unless ARGS set one,
+GOEXPERIMENT=%s on amd64 (GoMLX's SIMD kernels, as in the notebooks). ARGS are go test's flags
+(go help testflag), e.g. test -run Start ./notebooks/. With CI=true, tests that need Jupyter or
+Docker fail instead of skipping.
+`, SIMDExperiment)
+		return exitOK
+	}
 	if err := setup(ctx, e); err != nil {
 		fmt.Fprintf(e.Stderr, "test: %v\n", err)
 		return exitMissing
@@ -19,6 +29,7 @@ func cmdTest(ctx context.Context, e *env, args []string) int {
 	fmt.Fprintf(e.Stdout, "test: go %s\n", strings.Join(goArgs, " "))
 	cmd := exec.CommandContext(ctx, e.Go.GoBinary(), goArgs...)
 	cmd.Dir = e.Root
+	cmd.Env = e.Go.Environ() // GOEXPERIMENT=simd on amd64: GoMLX's SIMD kernels, as in the notebooks
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, e.Stdout, e.Stderr
 	// go test shares the terminal: Ctrl-C reaches it directly, and its summary stays the last output.
 	_, err := runChild(cmd, relay{})

@@ -22,15 +22,21 @@ func cmdUp(ctx context.Context, e *env, args []string) int {
 	fs.SetOutput(e.Stderr)
 	port := fs.Int("port", 8888, "first port to try on 127.0.0.1 (the next free one is used)")
 	browser := fs.Bool("browser", false, "also open a web browser")
+	lab := fs.Bool("lab", false, "JupyterLab: the local one when installed, else from the classroom Docker image with this\ncheckout mounted (the image is built when missing: about 7 minutes)")
+	image := fs.String("image", defaultImage(), "the classroom image -lab runs when JupyterLab is not installed ($ATTNBOOK_IMAGE)")
 	fs.Usage = func() {
-		fmt.Fprintln(e.Stderr, "usage: go run ./kernel up [-port N] [-browser]\n\nRuns setup, then JupyterLab (or the classic Notebook) on notebooks/ at 127.0.0.1 with a random token. Ctrl-C stops it.")
+		fmt.Fprintln(fs.Output(), "usage: go run ./kernel up [-port N] [-browser] [-lab [-image NAME]]\n\nRuns setup, then JupyterLab (or the classic Notebook) on notebooks/ at 127.0.0.1 with a random token.\nWith -lab and no local JupyterLab, runs JupyterLab from the classroom image (Docker) with this checkout\nmounted: edits under pkg/ and notebooks/ show there, and its kernel builds from this checkout. Ctrl-C stops it.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		if err == nil {
-			fs.Usage()
-		}
+	if code, done := parseFlags(fs, args, e.Stdout); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
 		return exitUsage
+	}
+	if *lab && !probePython(ctx).Has("jupyterlab") {
+		return upLab(ctx, e, *port, *image, *browser)
 	}
 	if err := setup(ctx, e); err != nil {
 		fmt.Fprintf(e.Stderr, "up: %v\n", err)

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The classroom image `up -lab` runs where JupyterLab is not installed (docker/Dockerfile).
+const (
+	imageEnv     = "ATTNBOOK_IMAGE"
+	imageDefault = "attnbook:dev"
+	// imageRoot is where the image keeps the repository ($ATTNBOOK_ROOT there); -lab mounts the
+	// checkout over it.
+	imageRoot = "/home/jovyan/attnbook"
+)
+
+func defaultImage() string {
+	if v := os.Getenv(imageEnv); v != "" {
+		return v
+	}
+	return imageDefault
+}
+
+// labContainer names the container of `up -lab` for a checkout and port: one per checkout and
+// port, so two checkouts can each have theirs.
+func labContainer(root string, port int) string {
+	h := sha256.Sum256([]byte(root))
+	return fmt.Sprintf("attnbook-lab-%s-%d", hex.EncodeToString(h[:4]), port)
+}
+
+// labRunArgs are the `docker run` arguments of `up -lab`: JupyterLab on 127.0.0.1:port, the token
+// from the environment (not argv, where other users could read it), the checkout mounted over the
+// image's copy. As root (uid 0) the container runs as root too, so Lab can save into the
+// checkout; otherwise as the image's user, jovyan (UID 1000).
+func labRunArgs(root, image, name string, port int, asRoot bool) []string {
+	args := []string{"run", "--rm", "--name", name,
+		"-p", fmt.Sprintf("127.0.0.1:%d:8888", port),
+		"-e", "JUPYTER_TOKEN",
+		"-v", root + ":" + imageRoot,
+	}
+	if asRoot {
+		args = append(args, "--user", "0:0")
+	}
+	args = append(args, image, "start-notebook.sh")
+	if asRoot {
+		args = append(args, "--allow-root")
+	}
+	return args
+}
+
+// upLab runs JupyterLab from the classroom image with the checkout mounted, building the image
+// when it is missing, until Ctrl-C.
+func upLab(ctx context.Context, e *env, port int, image string, browser bool) int {
+	docker, err := exec.LookPath("docker")
+	if err != nil {
+		fmt.Fprintln(e.Stderr, "up: -lab: JupyterLab is not installed here and neither is Docker: install JupyterLab (python3 -m pip install --user jupyterlab) or Docker (https://docs.docker.com/engine/install/)")
+		return exitMissing
+	}
+	if out, err := exec.CommandContext(ctx, docker, "info", "--format", "{{.ServerVersion}}").CombinedOutput(); err != nil {
+		fmt.Fprintf(e.Stderr, "up: -lab: no Docker daemon answers (docker info: %v): %s\n", err, oneLine(string(out)))
+		return exitMissing
+	}
+	if err := exec.CommandContext(ctx, docker, "image", "inspect", image).Run(); err != nil {
+		if image != imageDefault && os.Getenv(imageEnv) == "" {
+			fmt.Fprintf(e.Stderr, "up: -lab: image %s not found\n", image)
+			return exitMissing
+		}
+		fmt.Fprintf(e.Stdout, "up: building the classroom image %s (docker/build-base.sh, docker/build.sh): about 7 minutes on a cold machine\n", image)
+		for _, script := range [][]string{{"docker/build-base.sh"}, {"docker/build.sh", "-t", image}} {
+			cmd := exec.CommandContext(ctx, "bash", script...)
+			cmd.Dir = e.Root
+			cmd.Stdout, cmd.Stderr = e.Stdout, e.Stderr
+			if _, err := runChild(cmd, relay{}); err != nil {
+				fmt.Fprintf(e.Stderr, "up: -lab: %s failed: %v\n", strings.Join(script, " "), err)
+				return exitFail
+			}
+		}
+	}
+	p, err := freePort(port)
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "up: %v\n", err)
+		return exitFail
+	}
+	token, err := randomToken()
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "up: %v\n", err)
+		return exitFail
+	}
+	name := labContainer(e.Root, p)
+	_ = exec.Command(docker, "rm", "-f", name).Run() // a container left by a killed run
+	asRoot := os.Geteuid() == 0
+	cmd := exec.Command(docker, labRunArgs(e.Root, image, name, p, asRoot)...)
+	cmd.Env = append(os.Environ(), "JUPYTER_TOKEN="+token)
+	cmd.Stdout, cmd.Stderr = e.Stderr, e.Stderr // JupyterLab's log
+	defer exec.Command(docker, "rm", "-f", name).Run()
+
+	base := fmt.Sprintf("http://127.0.0.1:%d", p)
+	type result struct {
+		relayed bool
+		err     error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// docker run relays SIGTERM to the container (tini, then JupyterLab, which stops its kernels).
+		relayed, err := runChild(cmd, relay{OwnGroup: true, First: syscall.SIGTERM, KillAfter: 30 * time.Second})
+		done <- result{relayed, err}
+	}()
+	ready := make(chan bool, 1)
+	go func() { ready <- waitReady(base, token, 3*time.Minute) }()
+	select {
+	case r := <-done:
+		fmt.Fprintf(e.Stderr, "up: the %s container exited before JupyterLab served: %v\n", image, r.err)
+		return exitFail
+	case ok := <-ready:
+		if !ok {
+			fmt.Fprintf(e.Stderr, "up: JupyterLab did not answer at %s within 3 minutes (see its log above)\n", base)
+		} else {
+			url := fmt.Sprintf("%s/lab/tree/%s/notebooks?token=%s", base, filepath.Base(imageRoot), token)
+			fmt.Fprintf(e.Stdout, "\nup: JupyterLab from %s (container %s) serves %s, mounted at %s, with the %q kernel at\n\n    %s\n\nup: Ctrl-C stops it.\n\n",
+				image, name, e.Root, imageRoot, KernelDisplayName, url)
+			if os.Geteuid() != 0 && os.Geteuid() != 1000 {
+				fmt.Fprintf(e.Stdout, "up: the container runs as UID 1000: JupyterLab can save into %s only where UID 1000 may write\n", e.Root)
+			}
+			if browser {
+				openBrowser(url)
+			}
+		}
+	}
+	r := <-done
+	var exitErr *exec.ExitError
+	switch {
+	case r.err == nil, r.relayed && errors.As(r.err, &exitErr):
+		fmt.Fprintln(e.Stdout, "up: JupyterLab stopped")
+		return exitOK
+	default:
+		fmt.Fprintf(e.Stderr, "up: JupyterLab failed: %v\n", r.err)
+		return exitFail
+	}
+}
+
+// openBrowser opens url with the desktop's opener, when there is one.
+func openBrowser(url string) {
+	for _, opener := range []string{"xdg-open", "open"} {
+		if p, err := exec.LookPath(opener); err == nil {
+			_ = exec.Command(p, url).Start()
+			return
+		}
+	}
+}
