@@ -27,6 +27,9 @@
 // exported HTML. Every label and title is escaped.
 //
 // GoNB helpers ([Show], [ShowTable], [ShowHeatmap], [ShowHeads], [ShowMask], [ShowFigure],
-// [ExploreHeads]) display the result in the cell and print a one-line error to stderr instead
-// of panicking on bad input.
+// [ExploreHeads]) display the result in the cell. On bad input they panic with a one-line error
+// naming the function, the argument and the values ("display.ShowHeatmap: 2 query labels
+// ["a" "b"] for 3 rows (queries) of shape [3 3]: want 3 labels, one per row"), so the cell
+// fails with that message as its first line instead of passing with no picture. Go code that
+// wants the error as a value calls the builder's Done or [TryShow].
 package display

@@ -138,7 +138,8 @@ func ExampleHeatmap() {
 	// true
 }
 
-// Bad input is an error, never a panic.
+// Bad input is an error from Done, never a panic. (The Show helpers panic with that error, so
+// that a notebook cell fails with it; TryShow returns it.)
 func ExampleHeatmap_errors() {
 	_, err := display.Heatmap(tensors.FromFlatDataAndDimensions(make([]float32, 18), 2, 3, 3)).Done()
 	fmt.Println(err)
@@ -146,7 +147,7 @@ func ExampleHeatmap_errors() {
 	fmt.Println(err)
 	// Output:
 	// display.Heatmap: weights must be [T_q, T_k] (rank 2), got shape [2 3 3] (use display.Heads for [h, T_q, T_k] or [b, h, T_q, T_k])
-	// display.Heatmap: 2 query labels for 3 query
+	// display.Heatmap: 2 query labels ["a" "b"] for 3 rows (queries) of shape [3 3]: want 3 labels, one per row
 }
 
 // Heads draws [h, T_q, T_k] or [b, h, T_q, T_k] weights as small multiples.

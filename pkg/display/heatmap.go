@@ -20,6 +20,7 @@ type heatOptions struct {
 	maxCells             int
 	rowSums              bool
 	columns              int
+	name                 string // the function named in errors, when not the builder's own
 }
 
 func defaultHeatOptions(maxCells int) heatOptions {
@@ -126,7 +127,7 @@ func (b *HeatmapBuilder) RowSums(note bool) *HeatmapBuilder { b.o.rowSums = note
 
 // Done renders the heatmap as a standalone SVG element.
 func (b *HeatmapBuilder) Done() (string, error) {
-	const fn = "display.Heatmap"
+	fn := nameOr(b.o.name, "display.Heatmap")
 	if b.weights != nil && b.weights.Shape().Size() > maxHeatmapElements {
 		return "", fmt.Errorf("%s: weights of shape %v have %d elements, more than %d: slice them first",
 			fn, b.weights.Shape().Dimensions, b.weights.Shape().Size(), maxHeatmapElements)
@@ -224,7 +225,7 @@ func (b *HeadsBuilder) RowSums(note bool) *HeadsBuilder { b.o.rowSums = note; re
 
 // Done renders the grid as one SVG element.
 func (b *HeadsBuilder) Done() (string, error) {
-	const fn = "display.Heads"
+	fn := nameOr(b.o.name, "display.Heads")
 	if b.weights == nil {
 		return "", fmt.Errorf("%s: weights: tensor is nil", fn)
 	}
@@ -250,11 +251,11 @@ func renderHeat(fn string, v *values, o *heatOptions, multi bool) (string, error
 	if v.size() == 0 || tq*tk == 0 {
 		return "", fmt.Errorf("%s: weights of shape %v are empty: nothing to draw", fn, v.dims)
 	}
-	rowLabels, err := checkLabels(fn, "query", o.rowLabels, tq)
+	rowLabels, err := checkLabels(fn, "query", o.rowLabels, tq, v.dims)
 	if err != nil {
 		return "", err
 	}
-	colLabels, err := checkLabels(fn, "key", o.colLabels, tk)
+	colLabels, err := checkLabels(fn, "key", o.colLabels, tk, v.dims)
 	if err != nil {
 		return "", err
 	}

@@ -15,6 +15,7 @@ type MaskBuilder struct {
 	rowAxis, colAxis     string
 	title                string
 	whenTrue, whenFalse  string
+	name                 string // the function named in errors, when not MaskView
 }
 
 // MaskView draws a `[T_q, T_k]` mask — bool, or numeric where non-zero counts as true — as
@@ -60,7 +61,7 @@ var (
 
 // Done renders the mask as an SVG element.
 func (b *MaskBuilder) Done() (string, error) {
-	const fn = "display.MaskView"
+	fn := nameOr(b.name, "display.MaskView")
 	v, err := readValues(b.mask)
 	if err != nil {
 		return "", fmt.Errorf("%s: mask: %w", fn, err)
@@ -72,11 +73,14 @@ func (b *MaskBuilder) Done() (string, error) {
 		return "", fmt.Errorf("%s: mask of shape %v is empty: nothing to draw", fn, v.dims)
 	}
 	rows, cols := v.dims[0], v.dims[1]
-	rl, err := checkLabels(fn, "query", b.rowLabels, rows)
+	if err := checkMaskValues(fn, "mask", v); err != nil {
+		return "", err
+	}
+	rl, err := checkLabels(fn, "query", b.rowLabels, rows, v.dims)
 	if err != nil {
 		return "", err
 	}
-	cl, err := checkLabels(fn, "key", b.colLabels, cols)
+	cl, err := checkLabels(fn, "key", b.colLabels, cols, v.dims)
 	if err != nil {
 		return "", err
 	}

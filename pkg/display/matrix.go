@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/gomlx/gomlx/core/tensors"
 )
@@ -61,6 +62,9 @@ func (s *maskSpec) load(fn, what string, weightDims []int) error {
 		return fmt.Errorf("%s: %s has shape %v, weights have shape %v: want [%d, %d] or the weights' shape",
 			fn, what, v.dims, weightDims, weightDims[r-2], weightDims[r-1])
 	}
+	if err := checkMaskValues(fn, what, v); err != nil {
+		return err
+	}
 	s.v = v
 	return nil
 }
@@ -95,8 +99,9 @@ func equalDims(a, b []int) bool {
 	return true
 }
 
-// checkLabels validates caller labels against an axis length, or makes index labels.
-func checkLabels(fn, axis string, labels []string, n int) ([]string, error) {
+// checkLabels validates caller labels against an axis of n entries (an axis of a tensor of
+// shape dims), or makes index labels. axis is "query", "key" or "token".
+func checkLabels(fn, axis string, labels []string, n int, dims []int) ([]string, error) {
 	if labels == nil {
 		out := make([]string, n)
 		for i := range out {
@@ -105,9 +110,58 @@ func checkLabels(fn, axis string, labels []string, n int) ([]string, error) {
 		return out, nil
 	}
 	if len(labels) != n {
-		return nil, fmt.Errorf("%s: %d %s labels for %d %s", fn, len(labels), axis, n, axis)
+		where := map[string]string{"query": "rows (queries)", "key": "columns (keys)"}[axis]
+		if where == "" {
+			where = axis + "s"
+		}
+		return nil, fmt.Errorf("%s: %d %s labels %s for %d %s of shape %v: want %d labels, one per %s",
+			fn, len(labels), axis, quoteLabels(labels), n, where, dims, n, strings.TrimSuffix(strings.Fields(where)[0], "s"))
 	}
 	return labels, nil
+}
+
+// quoteLabels formats labels for an error message: quoted (control characters escaped), long
+// labels clipped, at most 8 of them.
+func quoteLabels(labels []string) string {
+	const most = 8
+	parts := make([]string, 0, most+1)
+	for i, l := range labels {
+		if i == most {
+			parts = append(parts, fmt.Sprintf("… (%d more)", len(labels)-most))
+			break
+		}
+		parts = append(parts, strconv.Quote(clip(l, 24)))
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// checkMaskValues fails unless every value of a numeric mask is 0 or 1 (bool masks always
+// pass): 0.3, 2, -inf or NaN in a mask is a mistake (scores or weights passed as a mask, an
+// additive 0/-inf mask), not something to draw as "true".
+func checkMaskValues(fn, what string, v *values) error {
+	if v.kind == kindBool {
+		return nil
+	}
+	for i, x := range v.f {
+		if x != 0 && x != 1 {
+			return fmt.Errorf("%s: %s (shape %v) holds %s at %v: a mask holds only 0/1 or true/false; "+
+				"for a mask where non-zero means true, pass eager.Bool(mask) (PyTorch: mask.bool())",
+				fn, what, v.dims, pyRepr(x), unravel(i, v.dims))
+		}
+	}
+	return nil
+}
+
+// unravel turns a flat row-major index into a multi-index of dims.
+func unravel(flat int, dims []int) []int {
+	idx := make([]int, len(dims))
+	for d := len(dims) - 1; d >= 0; d-- {
+		if dims[d] > 0 {
+			idx[d] = flat % dims[d]
+			flat /= dims[d]
+		}
+	}
+	return idx
 }
 
 // rowSums reports whether every row of m sums to 1 (within 1e-3; -Inf cells count as 0,

@@ -1,24 +1,21 @@
 package display
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/janpfeifer/gonb/gonbui"
-	"github.com/janpfeifer/gonb/gonbui/dom"
-	"github.com/janpfeifer/gonb/gonbui/widgets"
 )
 
-// Where the helpers write; tests replace them. Nil writers mean os.Stdout / os.Stderr as
-// they are at the time of the call (go test's examples swap os.Stdout).
+// Where the helpers write; tests replace them. A nil writer means os.Stdout as it is at the
+// time of the call (go test's examples swap os.Stdout).
 var (
 	textOut     io.Writer
-	errOut      io.Writer
 	displayHTML = syncedDisplayHTML
 )
 
@@ -36,13 +33,6 @@ func stdout() io.Writer {
 	return os.Stdout
 }
 
-func stderr() io.Writer {
-	if errOut != nil {
-		return errOut
-	}
-	return os.Stderr
-}
-
 // Show prints t on stdout exactly as PyTorch's print(t) does (see Format).
 //
 // It writes plain text rather than HTML on purpose: the cell's stdout stream is what a
@@ -50,7 +40,15 @@ func stderr() io.Writer {
 // line; text survives every export (HTML, PDF, nbconvert --to markdown) and works the same
 // outside a notebook (go test, go run); and GoNB already shows stdout in a monospaced
 // block, which is all a <pre> would add. Use ShowTable for a rich view.
-func Show(t *tensors.Tensor) { fmt.Fprintln(stdout(), Format(t)) }
+//
+// A tensor that cannot be read (nil, finalized) makes Show panic, like every Show helper.
+func Show(t *tensors.Tensor) {
+	v, err := readValues(t)
+	if err != nil {
+		fail(fmt.Errorf("display.Show: t: %w", err))
+	}
+	fmt.Fprintln(stdout(), formatValues(v, DefaultPrintOptions()))
+}
 
 // Println prints its arguments separated by spaces, like Python's print: tensors as Format,
 // shapes as torch.Size, float32/float64 as Python's float repr, bools as True/False,
@@ -79,57 +77,84 @@ func Sprint(args ...any) string {
 	return strings.Join(parts, " ")
 }
 
-// ShowHTML displays html in the notebook, or prints err on one line to stderr. It accepts a
-// renderer's results directly: ShowHTML(display.Table(t).Done()).
+// ShowHTML displays html in the notebook; a non-nil err makes it panic with err instead (see
+// [ShowFigure]). It accepts a renderer's results directly: ShowHTML(display.Table(t).Done()).
 func ShowHTML(html string, err error) {
 	if err != nil {
-		reportError(err)
-		return
+		fail(err)
 	}
 	displayHTML(html)
 }
 
 // ShowSVG displays an SVG element (wrapped in a <div>, as gonbui.DisplaySVG does, so it
-// survives HTML export), or prints err on one line to stderr.
+// survives HTML export); a non-nil err makes it panic with err instead.
 func ShowSVG(svg string, err error) {
 	if err != nil {
-		reportError(err)
-		return
+		fail(err)
 	}
 	displayHTML("<div>" + svg + "</div>")
 }
 
-// ShowFigure renders r (any builder of this package) and displays it, or prints the error.
+// ShowFigure renders r (any builder of this package) and displays it.
+//
+// Bad input (wrong shapes, label counts, mask values...) makes it panic with an error whose
+// message names the function, the argument and the values, so that the notebook cell fails
+// with that message as its first line ("panic: display.ShowHeatmap: 2 query labels ..."): a
+// picture that was never drawn must not pass for success in a notebook run. Go code that
+// wants the error as a value uses [TryShow] or the builder's Done.
 func ShowFigure(r Renderer) {
+	if err := TryShow(r); err != nil {
+		fail(err)
+	}
+}
+
+// TryShow is ShowFigure returning the error (and displaying nothing) instead of panicking.
+func TryShow(r Renderer) error {
 	if r == nil {
-		reportError(fmt.Errorf("display.ShowFigure: nil renderer"))
-		return
+		return fmt.Errorf("display.ShowFigure: r is a nil Renderer")
 	}
 	out, err := safeDone(r)
-	if err == nil && strings.HasPrefix(out, "<svg") {
+	if err != nil {
+		return err
+	}
+	if strings.HasPrefix(out, "<svg") {
 		// As gonbui.DisplaySVG does: a bare SVG output is lost when Jupyter exports to HTML.
 		out = "<div>" + out + "</div>"
 	}
-	ShowHTML(out, err)
+	displayHTML(out)
+	return nil
 }
 
-// ShowTable displays t as an HTML table (see Table).
-func ShowTable(t *tensors.Tensor) { ShowFigure(Table(t)) }
+// ShowTable displays t as an HTML table (see Table). It panics on bad input, like ShowFigure.
+func ShowTable(t *tensors.Tensor) {
+	b := Table(t)
+	b.name = "display.ShowTable"
+	ShowFigure(b)
+}
 
 // ShowHeatmap displays a `[T_q, T_k]` weights matrix with optional token labels for both
-// axes (see Heatmap for masks, dropout and more options).
+// axes, one per row and column (see Heatmap for masks, dropout and more options). It panics on
+// bad input, like ShowFigure.
 func ShowHeatmap(weights *tensors.Tensor, tokens ...string) {
-	ShowFigure(Heatmap(weights).Tokens(tokensOrNil(tokens)...))
+	b := Heatmap(weights).Tokens(tokensOrNil(tokens)...)
+	b.o.name = "display.ShowHeatmap"
+	ShowFigure(b)
 }
 
-// ShowHeads displays `[h, T_q, T_k]` or `[b, h, T_q, T_k]` weights as small multiples.
+// ShowHeads displays `[h, T_q, T_k]` or `[b, h, T_q, T_k]` weights as small multiples. It
+// panics on bad input, like ShowFigure.
 func ShowHeads(weights *tensors.Tensor, tokens ...string) {
-	ShowFigure(Heads(weights).Tokens(tokensOrNil(tokens)...))
+	b := Heads(weights).Tokens(tokensOrNil(tokens)...)
+	b.o.name = "display.ShowHeads"
+	ShowFigure(b)
 }
 
-// ShowMask displays a `[T_q, T_k]` bool or 0/1 mask.
+// ShowMask displays a `[T_q, T_k]` mask of bools or of 0s and 1s (other values, such as 0.3,
+// 2, -inf or NaN, are refused). It panics on bad input, like ShowFigure.
 func ShowMask(mask *tensors.Tensor, tokens ...string) {
-	ShowFigure(MaskView(mask).Tokens(tokensOrNil(tokens)...))
+	b := MaskView(mask).Tokens(tokensOrNil(tokens)...)
+	b.name = "display.ShowMask"
+	ShowFigure(b)
 }
 
 func tokensOrNil(tokens []string) []string {
@@ -139,7 +164,15 @@ func tokensOrNil(tokens []string) []string {
 	return tokens
 }
 
-// safeDone runs r.Done, turning a panic into an error: a helper must never crash a cell.
+// nameOr returns name, or def when name is empty.
+func nameOr(name, def string) string {
+	if name == "" {
+		return def
+	}
+	return name
+}
+
+// safeDone runs r.Done, turning a panic into an error.
 func safeDone(r Renderer) (out string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -149,68 +182,11 @@ func safeDone(r Renderer) (out string, err error) {
 	return r.Done()
 }
 
-// reportError prints err on one line to stderr.
-func reportError(err error) {
-	msg := strings.Join(strings.Fields(err.Error()), " ")
-	fmt.Fprintln(stderr(), "error: "+msg)
-}
-
-// ExploreHeads shows one head at a time with a GoNB slider to pick the head, for
-// `[h, T_q, T_k]` or `[b, h, T_q, T_k]` weights on one shared colour scale. It returns when
-// the Done button is pressed or after idle without slider moves (0: 2 minutes), then
-// replaces the interactive part with the static grid of all heads (ShowHeads), so a saved or
-// exported notebook keeps a complete picture and no dead widget. Outside a notebook it only
-// displays the static grid.
-func ExploreHeads(weights *tensors.Tensor, idle time.Duration, tokens ...string) {
-	tokens = tokensOrNil(tokens)
-	grid, err := safeDone(Heads(weights).Tokens(tokens...))
-	if err != nil {
-		reportError(err)
-		return
-	}
-	pictures, titles, err := headPictures(weights, tokens)
-	if err != nil {
-		reportError(err)
-		return
-	}
-	if !gonbui.IsNotebook || len(pictures) < 2 {
-		displayHTML(grid)
-		return
-	}
-	if idle <= 0 {
-		idle = 2 * time.Minute
-	}
-	uid := gonbui.UniqueId()
-	controlsDisplay, controlsID := "attnbook_controls_"+uid, "attnbook_controls_div_"+uid
-	pictureDisplay, labelID := "attnbook_picture_"+uid, "attnbook_label_"+uid
-	gonbui.UpdateHTML(controlsDisplay, fmt.Sprintf(`<div id="%s" style="font-family:sans-serif"></div>`, controlsID))
-	slider := widgets.Slider(0, len(pictures)-1, 0).AppendTo(controlsID).Done()
-	dom.Append(controlsID, fmt.Sprintf(`&nbsp;<span id="%s" style="font-family:monospace">%s</span>&nbsp;`, labelID, esc(titles[0])))
-	button := widgets.Button("Done").AppendTo(controlsID).Done()
-	gonbui.UpdateHTML(pictureDisplay, "<div>"+pictures[0]+"</div>")
-	moves := slider.Listen().LatestOnly()
-	clicks := button.Listen()
-	defer moves.Close()
-	defer clicks.Close()
-	timer := time.NewTimer(idle)
-	defer timer.Stop()
-loop:
-	for {
-		select {
-		case <-clicks.C:
-			break loop
-		case <-timer.C:
-			break loop
-		case v := <-moves.C:
-			v = max(0, min(v, len(pictures)-1))
-			dom.SetInnerText(labelID, titles[v])
-			gonbui.UpdateHTML(pictureDisplay, "<div>"+pictures[v]+"</div>")
-			timer.Reset(idle)
-		}
-	}
-	gonbui.UpdateHTML(pictureDisplay, "")
-	gonbui.UpdateHTML(controlsDisplay, "")
-	displayHTML("<div>" + grid + "</div>")
+// fail reports a display error the way a notebook cell notices: it panics with err, whose
+// message (on one line) is then the first line of the cell's error output. (With
+// GOTRACEBACK=none in the kernel's environment it is the only line.)
+func fail(err error) {
+	panic(errors.New(strings.Join(strings.Fields(err.Error()), " ")))
 }
 
 // headPictures renders one heatmap per head, all on the scale of the whole tensor.

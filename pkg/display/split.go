@@ -88,7 +88,7 @@ func (b *SplitBuilder) Done() (string, error) {
 		return "", fmt.Errorf("%s: t=%d, d=h·hd=%d is too big to draw readably: use t ≤ %d and d ≤ %d, the pattern is the same",
 			fn, t, d, maxSplitTokens, maxSplitFeatures)
 	}
-	labels, err := checkLabels(fn, "token", b.labels, t)
+	labels, err := checkLabels(fn, "token", b.labels, t, []int{b.batch, t, d})
 	if err != nil {
 		return "", err
 	}

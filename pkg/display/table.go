@@ -16,6 +16,7 @@ type TableBuilder struct {
 	axes     []string
 	labels   map[int][]string
 	collapse int
+	name     string // the function named in errors, when not Table
 }
 
 // Table renders a tensor as HTML: a header with the shape (torch.Size), dtype and element
@@ -52,7 +53,7 @@ const (
 
 // Done renders the table as an HTML fragment.
 func (b *TableBuilder) Done() (string, error) {
-	const fn = "display.Table"
+	fn := nameOr(b.name, "display.Table")
 	v, err := readValues(b.t)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", fn, err)
