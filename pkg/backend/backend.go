@@ -6,7 +6,8 @@
 //     "xla:/abs/path/plugin.so").
 //  2. XLA when a PJRT plugin is installed locally: CUDA when an NVIDIA GPU and a CUDA plugin are
 //     present (go-xla's search path, or JAX's pip package jax-cuda*-pjrt), else the CPU plugin.
-//  3. Otherwise the pure-Go backend "go" (GoMLX's simplego).
+//  3. Otherwise the pure-Go backend "go" (github.com/gomlx/compute/gobackend), started with
+//     sequential op scheduling (see Default). Whether its SIMD matrix kernels are in: [SIMD].
 //
 // Nothing is ever downloaded: GoMLX's XLA auto-install is switched off before any backend is made.
 //
@@ -123,7 +124,8 @@ var (
 )
 
 // Default returns the process-wide backend chosen by Choose, creating it on first use.
-// A bare "go" is started as "go:ops_sequential" (see runConfig).
+// The pure-Go backend is started with sequential op scheduling, "go" as "go:ops_sequential",
+// because its parallel scheduling can deadlock (see runConfig).
 // It returns an error (never panics, never downloads) when the chosen backend cannot start,
 // e.g. GOMLX_BACKEND=xla:cpu without the plugin.
 func Default() (compute.Backend, error) {
@@ -164,15 +166,38 @@ func MustDefault() compute.Backend {
 	return b
 }
 
-// runConfig is the configuration Default starts for a chosen one: a bare "go" becomes
-// "go:ops_sequential". GoMLX v0.26.0's pure-Go backend runs independent ops in parallel by default,
-// and that deadlocks when more large matrix products become ready at once than it has worker slots
-// (2·NumCPU): each holds a slot while it waits for slots for its own parallel blocks — seed 003's
-// MultiHeadAttention (12 heads × 3 projections) hangs on a 2-core machine. ops_sequential runs
-// one op at a time, each matrix product still on all cores. An explicit "go:…" is left as given.
+// runConfig is the configuration Default starts for a chosen one: a "go" configuration that
+// does not choose how ops are scheduled gets ops_sequential ("go" → "go:ops_sequential",
+// "go:parallelism=4" → "go:parallelism=4,ops_sequential"); an explicit ops_parallel or
+// ops_sequential, and every other backend, is left as given.
+//
+// Why: the pure-Go backend of GoMLX v0.28.8 (github.com/gomlx/compute v0.1.6 gobackend, as GoMLX
+// v0.26.0's simplego before it) runs the independent ops of a graph in parallel when it executes
+// one graph at a time (its default, "dynamic"), each op holding one of its 2·GOMAXPROCS worker
+// slots, and a large matrix product then waits in Workers.Saturate for a free slot for its own
+// parallel blocks. When 2·GOMAXPROCS large products become ready at once, every slot is held by a
+// product waiting for a slot: a deadlock. Measured here on 2 cores with compute v0.1.6: four
+// independent [1024, 64]·[64, 1024] products in one graph hang with "go" and "go:ops_parallel",
+// three do not, and "go:ops_sequential" runs them all (TestManyIndependentProducts; the
+// -deadlock flag re-runs the bare "go" case). Seed 003's 12-head HeadList (36 projections) hits
+// it. ops_sequential runs one op at a time, each matrix product still on all cores, so it costs
+// little for attention graphs.
+//
+// gobackend v0.1.x accepts, comma-separated after "go:": parallelism=N (worker slots; -1
+// unlimited, which also avoids the deadlock but oversubscribes the cores), ops_sequential,
+// ops_parallel, dependency_order and creation_order (the order ops are scheduled in).
 func runConfig(config string) string {
-	if config == "go" {
+	name, opts, _ := strings.Cut(config, ":")
+	if name != "go" {
+		return config
+	}
+	for _, o := range strings.Split(opts, ",") {
+		if o == "ops_sequential" || o == "ops_parallel" {
+			return config
+		}
+	}
+	if opts == "" {
 		return "go:ops_sequential"
 	}
-	return config
+	return config + ",ops_sequential"
 }

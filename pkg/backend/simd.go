@@ -1,0 +1,34 @@
+package backend
+
+import "github.com/gomlx/compute/support/envutil"
+
+// Environment variables with which compute's gobackend switches its SIMD matrix products off
+// (each "false", "0", "off", …; unset means on), read once when the program starts.
+const (
+	matmulEnv = "GOMLX_DOT_MATMUL"      // its matmul package (internal/gobackend/dot/matmul.EnabledEnv)
+	avx512Env = envutil.SIMD_AVX512_Env // "GOMLX_SIMD_AVX512": the AVX-512 kernels
+	avx2Env   = envutil.SIMD_AVX2_Env   // "GOMLX_SIMD_AVX2": the AVX2 kernels
+)
+
+// SIMD reports whether the pure-Go backend ("go") multiplies matrices with its SIMD kernels in
+// this program, and why, in one line for `kernel doctor` and notebook 00, e.g.
+// "AVX-512 matmul kernels (built with GOEXPERIMENT=simd on amd64)" or "off: built without
+// GOEXPERIMENT=simd (…)".
+//
+// It mirrors exactly how compute's gobackend (v0.1.x, internal/gobackend/dot/matmul) decides:
+// the kernels exist only in binaries built for amd64 with GOEXPERIMENT=simd (build constraint
+// `amd64 && goexperiment.simd`); they are registered at start-up when $GOMLX_DOT_MATMUL does not switch the
+// package off, AVX-512 when the CPU has it and $GOMLX_SIMD_AVX512 allows it, AVX2 likewise.
+// on is true when at least one SIMD kernel set is in use. It does not say which backend runs:
+// with XLA the kernels are compiled in but unused (see [Chosen]).
+func SIMD() (on bool, detail string) { return simdStatus() }
+
+// readEnvBool is envutil.ReadBool with the value also reported when it is malformed (gobackend
+// panics at start-up on such a value; SIMD is only reached if it did not, so this is for tests).
+func readEnvBool(name string) (bool, string) {
+	v, err := envutil.ReadBool(name, true)
+	if err != nil {
+		return true, err.Error()
+	}
+	return v, ""
+}
