@@ -110,14 +110,12 @@ func (m *Model) AttentionWeights(ids []int32) ([]*tensors.Tensor, error) {
 		return nil, fmt.Errorf("gpt.Model.AttentionWeights: %d tokens, the model's block_size is %d: use a shorter line", len(ids), m.cfg.BlockSize)
 	}
 	e, err := m.exec("weights", func(scope *model.Scope, tokens *Node) []*Node {
-		saved := m.Fused
-		m.Fused = false // the fused op returns no weights
-		defer func() { m.Fused = saved }()
-		_, ws := m.Forward(scope, tokens)
-		for i, w := range ws {
-			ws[i] = Squeeze(w, 0) // [H, T, T]
+		logits, ws := m.forward(scope, tokens, false) // the fused op returns no weights
+		outs := []*Node{logits} // returned too: the go backend trips over graphs whose last ops are dead code
+		for _, w := range ws {
+			outs = append(outs, Squeeze(w, 0)) // [H, T, T]
 		}
-		return ws
+		return outs
 	})
 	if err != nil {
 		return nil, err
@@ -126,7 +124,7 @@ func (m *Model) AttentionWeights(ids []int32) ([]*tensors.Tensor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gpt.Model.AttentionWeights: %w", err)
 	}
-	return out, nil
+	return out[1:], nil
 }
 
 // SampleOptions are Generate's settings.

@@ -239,6 +239,10 @@ func (m *Model) layerNorm(scope *model.Scope, prefix string, x *Node) *Node {
 // (after the softmax, before dropout). Dropout is applied when scope's store is training.
 // It panics with an error naming the shapes if tokens is not `[B, T]` with 1 ≤ T ≤ BlockSize.
 func (m *Model) Forward(scope *model.Scope, tokens *Node) (logits *Node, weights []*Node) {
+	return m.forward(scope, tokens, m.Fused)
+}
+
+func (m *Model) forward(scope *model.Scope, tokens *Node, fused bool) (logits *Node, weights []*Node) {
 	cfg := m.cfg
 	if tokens.Rank() != 2 || !tokens.DType().IsInt() {
 		panic(fmt.Errorf("gpt.Model.Forward: tokens must be an integer [B, T] tensor, got %s", tokens.Shape()))
@@ -255,19 +259,19 @@ func (m *Model) Forward(scope *model.Scope, tokens *Node) (logits *Node, weights
 	dropout := func(x *Node) *Node { return layers.DropoutStatic(scope, x, cfg.Dropout) }
 	tok := Gather(weight(scope, g, "/wte/weight"), ExpandAxes(ConvertDType(tokens, dtypes.Int32), -1)) // [B, T, C]
 	pos := Slice(weight(scope, g, "/wpe/weight"), AxisRange(0, T))                                     // [T, C]
-	x := dropout(Add(tok, ExpandAxes(pos, 0)))                                                          // [B, T, C]
+	x := dropout(Add(tok, ExpandAxes(pos, 0)))                                                         // [B, T, C]
 	for l := range cfg.NLayer {
 		h := fmt.Sprintf("/h/%d", l)
-		a, w := m.attention(scope, h+"/attn", m.layerNorm(scope, h+"/ln_1", x)) // [B, T, C]
+		a, w := m.attention(scope, h+"/attn", m.layerNorm(scope, h+"/ln_1", x), fused) // [B, T, C]
 		weights = append(weights, w)
 		x = Add(x, dropout(a))
 		y := m.linear(scope, h+"/mlp/c_fc", m.layerNorm(scope, h+"/ln_2", x)) // [B, T, 4C]
-		y = m.linear(scope, h+"/mlp/c_proj", activation.Gelu(y))           // [B, T, C]
+		y = m.linear(scope, h+"/mlp/c_proj", activation.Gelu(y))              // [B, T, C]
 		x = Add(x, dropout(y))
 	}
-	x = m.layerNorm(scope, "/ln_f", x)                                     // [B, T, C]
+	x = m.layerNorm(scope, "/ln_f", x)                                 // [B, T, C]
 	logits = attention.Linear(x, weight(scope, g, "/wte/weight"), nil) // [B, T, V]: tied LM head
-	if m.Fused {
+	if fused {
 		weights = nil
 	}
 	return logits, weights
@@ -276,23 +280,23 @@ func (m *Model) Forward(scope *model.Scope, tokens *Node) (logits *Node, weights
 // attention is the course's causal multi-head attention (seed 001/004's MultiHeadAttention) on x
 // `[B, T, C]`, with its weights at prefix: it returns the output `[B, T, C]` and the attention
 // weights `[B, H, T, T]` (nil when Fused).
-func (m *Model) attention(scope *model.Scope, prefix string, x *Node) (out, weights *Node) {
+func (m *Model) attention(scope *model.Scope, prefix string, x *Node, fused bool) (out, weights *Node) {
 	H, hs := m.cfg.NHead, m.cfg.HeadSize()
 	keys := attention.SplitHeads(m.linear(scope, prefix+"/W_key", x), H)      // [B, H, T, hs]
 	queries := attention.SplitHeads(m.linear(scope, prefix+"/W_query", x), H) // [B, H, T, hs]
 	values := attention.SplitHeads(m.linear(scope, prefix+"/W_value", x), H)  // [B, H, T, hs]
 	var heads *Node
-	if m.Fused {
+	if fused {
 		heads = attention.FusedCausal(queries, keys, values) // [B, H, T, hs]
 	} else {
-		scores := attention.Scores(queries, keys)        // [B, H, T, T]
-		scores = attention.CausalMaskFill(scores)        // future keys: -Inf
-		scores = attention.ScaleScores(scores, hs)       // / sqrt(hs)
-		weights = attention.StableSoftmax(scores)        // [B, H, T, T], rows sum to 1
+		scores := attention.Scores(queries, keys)  // [B, H, T, T]
+		scores = attention.CausalMaskFill(scores)  // future keys: -Inf
+		scores = attention.ScaleScores(scores, hs) // / sqrt(hs)
+		weights = attention.StableSoftmax(scores)  // [B, H, T, T], rows sum to 1
 		dropped := layers.DropoutStatic(scope, weights, m.cfg.Dropout)
 		heads = attention.ContextVectors(dropped, values) // [B, H, T, hs]
 	}
-	merged := attention.MergeHeads(heads)                   // [B, T, C]
+	merged := attention.MergeHeads(heads)                       // [B, T, C]
 	return m.linear(scope, prefix+"/out_proj", merged), weights // [B, T, C]
 }
 

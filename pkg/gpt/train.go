@@ -79,7 +79,9 @@ func (m *Model) NewTrainer(tc TrainConfig, trainIDs, valIDs []int32) (*Trainer, 
 	}
 	lossFn := func(labels, predictions []*Node) *Node { return crossEntropy(predictions[0], labels[0]) }
 	tokensPerSec := metric.NewBaseMetric("Tokens per second", "tok/s", "throughput",
-		func(_ *model.Scope, _, predictions []*Node) *Node { return ScalarZero(predictions[0].Graph(), dtypes.Float32) },
+		func(_ *model.Scope, _, predictions []*Node) *Node {
+			return ScalarZero(predictions[0].Graph(), dtypes.Float32)
+		},
 		func(*tensors.Tensor) string { return fmt.Sprintf("%.0f", t.TokensPerSecond()) })
 	t.trainer = train.NewTrainer(m.backend, m.store, modelFn, lossFn, AdamW(tc), []metric.Interface{tokensPerSec}, nil)
 	t.loop = train.NewLoop(t.trainer)
