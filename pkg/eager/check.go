@@ -2,6 +2,7 @@ package eager
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -128,6 +129,7 @@ func broadcastDims(op, aName string, a []int, bName string, b []int) []int {
 				da, db, i, i-rank)
 		}
 	}
+	checkSize(op, fmt.Sprintf("%s %s and %s %s broadcast to %v", aName, dimsStr(a), bName, dimsStr(b), out), out, 1, "")
 	return out
 }
 
@@ -142,3 +144,74 @@ func product(dims []int) int {
 
 // intsKey formats ints for cache keys and messages.
 func intsKey(v []int) string { return fmt.Sprint(v) }
+
+// elemCount returns the number of elements of dims (dimensions < 0 are skipped) and whether it
+// fits in an int; a dimension 0 makes it 0 whatever the others are.
+func elemCount(dims []int) (n int, ok bool) {
+	n, ok = 1, true
+	for _, d := range dims {
+		if d == 0 {
+			return 0, true
+		}
+	}
+	for _, d := range dims {
+		if d < 0 {
+			continue
+		}
+		if n > math.MaxInt/d {
+			ok = false
+		}
+		n *= d
+	}
+	return n, ok
+}
+
+// checkNewDims panics unless a tensor of dims and elemBytes bytes per element can exist:
+// no negative dimension, an element count that fits in an int (without it the count wraps and
+// the tensor silently holds no elements) and fewer bytes than the machine's memory. arg names
+// the argument in the message.
+func checkNewDims(op, arg string, dims []int, elemBytes int, dtype string) {
+	for i, d := range dims {
+		if d < 0 {
+			failf(op, "%s %v: dimension %d is negative (%d)", arg, dims, i, d)
+		}
+	}
+	checkSize(op, arg+" "+dimsStr(dims), dims, elemBytes, dtype)
+}
+
+// checkSize panics when a tensor of dims (described by what) would have more elements than an
+// int counts, or need more memory than the machine has.
+func checkSize(op, what string, dims []int, elemBytes int, dtype string) {
+	n, ok := elemCount(dims)
+	if !ok {
+		log2 := 0.0
+		for _, d := range dims {
+			log2 += math.Log2(float64(d))
+		}
+		failf(op, "%s: %.3g elements (about 2^%.0f) are more than a tensor can hold (at most 2^63-1)",
+			what, math.Exp2(log2), log2)
+	}
+	mem := totalMemory()
+	if mem > 0 && n > 0 && uint64(n) > mem/uint64(elemBytes) {
+		elems := fmt.Sprintf("%d elements", n)
+		if dtype != "" {
+			elems = fmt.Sprintf("%d %s elements", n, dtype)
+		}
+		failf(op, "%s: %s need %s, more than this machine's %s of memory",
+			what, elems, byteSize(float64(n)*float64(elemBytes)), byteSize(float64(mem)))
+	}
+}
+
+// byteSize formats a number of bytes: "4.0 TiB", "7.7 GiB", "512 B".
+func byteSize(b float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	i := 0
+	for b >= 1024 && i < len(units)-1 {
+		b /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f B", b)
+	}
+	return fmt.Sprintf("%.1f %s", b, units[i])
+}

@@ -1,6 +1,7 @@
 package eager
 
 import (
+	"fmt"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
@@ -70,6 +71,8 @@ func MatMul(a, b *tensors.Tensor) *tensors.Tensor {
 	if rb > 1 {
 		outDims = append(outDims, n)
 	}
+	checkSize("MatMul", fmt.Sprintf("a %s @ b %s: the result %v", desc(a, false), desc(b, false), outDims),
+		outDims, dt.Size(), dtypeName(dt))
 	if product(outDims) == 0 || ka == 0 {
 		return tensors.FromShape(shapes.Make(dt, outDims...)) // Zeros, like PyTorch's empty sums.
 	}
@@ -143,6 +146,8 @@ func Linear(x, weight, bias *tensors.Tensor) *tensors.Tensor {
 			desc(x, false), desc(weight, false), xd[len(xd)-1], in)
 	}
 	outDims := append(dimsOf(x)[:x.Rank()-1], out)
+	checkSize("Linear", fmt.Sprintf("x %s and weight %s: the result %v", desc(x, false), desc(weight, false), outDims),
+		outDims, dt.Size(), dtypeName(dt))
 	inputs := []*tensors.Tensor{x, weight}
 	if bias != nil {
 		checkTensor("Linear", "bias", bias)

@@ -146,6 +146,9 @@ func inferDims(op string, a *tensors.Tensor, dims []int) []int {
 			known *= d
 		}
 	}
+	if _, ok := elemCount(dims); !ok {
+		failf(op, "cannot view %s as %v: the dimensions multiply past 2^63-1", desc(a, false), dims)
+	}
 	if infer >= 0 {
 		if known == 0 || size%known != 0 {
 			failf(op, "cannot view %s as %v: %d elements can't be split into blocks of %d",

@@ -108,7 +108,9 @@ func toInt(v reflect.Value) int64 {
 	return v.Int()
 }
 
-// Ones is torch.ones(*dims): a float32 tensor of ones.
+// Ones is torch.ones(*dims): a float32 tensor of ones. Like every constructor it panics, naming
+// the function and the dims, when a dimension is negative, when the element count overflows
+// (Ones(1<<40, 1<<40)) or when the tensor would need more memory than the machine has.
 func Ones(dims ...int) *tensors.Tensor { return full("Ones", 1, dims) }
 
 // Zeros is torch.zeros(*dims): a float32 tensor of zeros.
@@ -119,11 +121,7 @@ func Zeros(dims ...int) *tensors.Tensor { return full("Zeros", 0, dims) }
 func Full(value float64, dims ...int) *tensors.Tensor { return full("Full", value, dims) }
 
 func full(op string, value float64, dims []int) *tensors.Tensor {
-	for i, d := range dims {
-		if d < 0 {
-			failf(op, "dims %v: dimension %d is negative (%d)", dims, i, d)
-		}
-	}
+	checkNewDims(op, "dims", dims, 4, "float32")
 	return tensors.FromScalarAndDimensions(float32(value), dims...)
 }
 
@@ -132,6 +130,7 @@ func Arange(n int) *tensors.Tensor {
 	if n < 0 {
 		failf("Arange", "n=%d: upper bound must be >= 0", n)
 	}
+	checkSize("Arange", fmt.Sprintf("n=%d", n), []int{n}, 8, "int64")
 	data := make([]int64, n)
 	for i := range data {
 		data[i] = int64(i)
