@@ -111,7 +111,7 @@ func (m *Model) AttentionWeights(ids []int32) ([]*tensors.Tensor, error) {
 	}
 	e, err := m.exec("weights", func(scope *model.Scope, tokens *Node) []*Node {
 		logits, ws := m.forward(scope, tokens, false) // the fused op returns no weights
-		outs := []*Node{logits} // returned too: the go backend trips over graphs whose last ops are dead code
+		outs := []*Node{logits}                       // returned too: the go backend trips over graphs whose last ops are dead code
 		for _, w := range ws {
 			outs = append(outs, Squeeze(w, 0)) // [H, T, T]
 		}

@@ -1,0 +1,64 @@
+package gpt
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gomlx/gomlx/core/tensors"
+)
+
+// HeadStat summarizes where one head looks over a sequence (rows 1…T-1; row 0 can only see
+// itself): the mean weight a token gives to itself, to the token just before it and to the first
+// token, and the mean distance back, Σⱼ w[i][j]·(i−j).
+type HeadStat struct {
+	Layer, Head                     int
+	Self, Previous, First, Distance float64
+}
+
+// HeadStats computes a HeadStat for every head of AttentionWeights' output (`[H, T, T]` per
+// layer).
+func HeadStats(weights []*tensors.Tensor) []HeadStat {
+	var stats []HeadStat
+	for l, w := range weights {
+		dims := w.Shape().Dimensions
+		H, T := dims[0], dims[1]
+		flat := tensors.MustCopyFlatData[float32](w)
+		for h := range H {
+			s := HeadStat{Layer: l, Head: h}
+			if T < 2 {
+				stats = append(stats, s)
+				continue
+			}
+			for i := 1; i < T; i++ {
+				row := flat[(h*T+i)*T : (h*T+i+1)*T]
+				s.Self += float64(row[i])
+				s.Previous += float64(row[i-1])
+				s.First += float64(row[0])
+				for j := 0; j <= i; j++ {
+					s.Distance += float64(row[j]) * float64(i-j)
+				}
+			}
+			n := float64(T - 1)
+			s.Self, s.Previous, s.First, s.Distance = s.Self/n, s.Previous/n, s.First/n, s.Distance/n
+			stats = append(stats, s)
+		}
+	}
+	return stats
+}
+
+// FormatHeadStats lays out before and after (same heads, in order) as a text table, one head per
+// line, each with its self / previous / first weights and mean distance before → after.
+func FormatHeadStats(before, after []HeadStat) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-10s %-15s %-15s %-15s %-15s\n", "head", "self", "previous", "first", "distance")
+	for i, a := range after {
+		var o HeadStat
+		if i < len(before) {
+			o = before[i]
+		}
+		cell := func(x, y float64) string { return fmt.Sprintf("%.2f → %.2f", x, y) }
+		fmt.Fprintf(&b, "%-10s %-15s %-15s %-15s %-15s\n", fmt.Sprintf("L%d H%d", a.Layer, a.Head),
+			cell(o.Self, a.Self), cell(o.Previous, a.Previous), cell(o.First, a.First), cell(o.Distance, a.Distance))
+	}
+	return b.String()
+}
