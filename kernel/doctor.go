@@ -122,6 +122,9 @@ func doctorChecks(ctx context.Context, e *env) []check {
 	cs = append(cs, simdCheck(ctx, e, py))
 
 	gomlx, goxla := depVersion("github.com/gomlx/gomlx"), depVersion("github.com/gomlx/go-xla")
+	if gomlx == "unknown" { // not linked into this command: what go.mod pins
+		gomlx = moduleRequire(filepath.Join(e.Root, "go.mod"), "github.com/gomlx/gomlx")
+	}
 	cs = append(cs, check{Name: "GoMLX", Value: fmt.Sprintf("%s (go-xla %s)", gomlx, goxla)})
 
 	choice := backend.Choose()
@@ -325,6 +328,18 @@ func onOff(on bool) string {
 		return "on"
 	}
 	return "off"
+}
+
+// moduleRequire is the version a go.mod file requires module mod at, or "unknown".
+func moduleRequire(gomod, mod string) string {
+	data, _ := os.ReadFile(gomod)
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		if len(f) >= 2 && f[0] == mod {
+			return f[1]
+		}
+	}
+	return "unknown"
 }
 
 func depVersion(mod string) string {

@@ -199,23 +199,27 @@ func Msg() string { return "%s" }
 	}
 }
 
-// gonbLeftovers lists GoNB's temporary files in the system temp folder: its module folders and
-// the named pipes of cells.
-func gonbLeftovers(t *testing.T) map[string]bool {
+// leftovers lists what is in a temp folder (run's own, and GoNB's gonb_<id>/ and gonb_pipe_*
+// when a kernel leaves them).
+func leftovers(t *testing.T, dir string) []string {
 	t.Helper()
-	names, _ := filepath.Glob(filepath.Join(os.TempDir(), "gonb_*"))
-	set := map[string]bool{}
-	for _, n := range names {
-		set[n] = true
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return set
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
 }
 
 // TestRunTimeoutCleansUp: a cell past -timeout is interrupted and fails naming the timeout, the
 // executed copy keeps what the cell printed, the next notebook still runs, and no gonb_pipe_* or
 // gonb_<id> folder is left in the temp folder.
 func TestRunTimeoutCleansUp(t *testing.T) {
-	before := gonbLeftovers(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // run's temp folder, and through it the kernel's
 	dir := t.TempDir()
 	slow := filepath.Join(dir, "slow.ipynb")
 	makeNotebook(t, slow,
@@ -239,10 +243,8 @@ func TestRunTimeoutCleansUp(t *testing.T) {
 	if got := streams(loadExecuted(t, filepath.Join(out, "good.ipynb")).Cells[0], "stdout"); got != "fine\n" {
 		t.Errorf("the notebook after the timeout printed %q", got)
 	}
-	for n := range gonbLeftovers(t) {
-		if !before[n] {
-			t.Errorf("left behind: %s", n)
-		}
+	if left := leftovers(t, tmp); len(left) > 0 {
+		t.Errorf("left behind in $TMPDIR: %q", left)
 	}
 }
 
@@ -279,7 +281,7 @@ func TestRunInterrupted(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	before := gonbLeftovers(t)
+	tmp := t.TempDir()
 	dir := t.TempDir()
 	slow := filepath.Join(dir, "slow.ipynb")
 	makeNotebook(t, slow,
@@ -289,6 +291,7 @@ func TestRunInterrupted(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	cmd := exec.Command(bin, "run", "-o", out, slow)
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -335,10 +338,8 @@ func TestRunInterrupted(t *testing.T) {
 	if nb.Cells[2].ExecutionCount != nil {
 		t.Errorf("executed copy: cell 3 ran after the interrupt")
 	}
-	for n := range gonbLeftovers(t) {
-		if !before[n] {
-			t.Errorf("left behind: %s", n)
-		}
+	if left := leftovers(t, tmp); len(left) > 0 {
+		t.Errorf("left behind in $TMPDIR: %q", left)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -214,5 +215,47 @@ func TestFolderLauncher(t *testing.T) {
 		if want := "root=" + tc.want + " args=--kernel conn.json\n"; string(out) != want {
 			t.Errorf("%s: the launcher started %q, want %q", tc.name, out, want)
 		}
+	}
+}
+
+// TestAttnbookSpecs: doctor finds every attnbook kernel spec in Jupyter's kernel folders and says
+// which checkout each serves, flagging one whose checkout is gone and a second "attnbook" that
+// shadows or is shadowed.
+func TestAttnbookSpecs(t *testing.T) {
+	user, system := t.TempDir(), t.TempDir()
+	checkout := t.TempDir()
+	writeFile(t, filepath.Join(checkout, "go.mod"), "module "+Module+"\n")
+	write := func(dir, name string, o specOptions) {
+		o.SpecDir = filepath.Join(dir, name)
+		if _, err := writeSpecDir(o, "/usr/local/go/bin/go"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := testSpecOptions(t)
+	o.Root, o.ByFolder = checkout, true
+	write(user, "attnbook", o)
+	o.Root, o.ByFolder = "/gone/checkout", false
+	write(user, "attnbook-1234abcd", o)
+	write(system, "attnbook", o)
+	writeFile(t, filepath.Join(user, "python3", "kernel.json"), `{"argv": ["python3"], "display_name": "Python 3", "language": "python", "env": {}}`)
+
+	py := &python{KernelDirs: []string{user, system}, DataDir: filepath.Dir(user)}
+	var got []string
+	for _, s := range attnbookSpecs(py) {
+		got = append(got, fmt.Sprintf("%s %s shadowed=%v", s.Name, s.Spec.Env[RootEnv], s.Shadowed))
+	}
+	want := []string{
+		"attnbook " + checkout + " shadowed=false",
+		"attnbook-1234abcd /gone/checkout shadowed=false",
+		"attnbook /gone/checkout shadowed=true",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("attnbookSpecs:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if d := describeSpec(readSpec(filepath.Join(user, "attnbook"))); !strings.Contains(d, "serves the checkout each notebook is in; default "+checkout) {
+		t.Errorf("describeSpec(by folder) = %q", d)
+	}
+	if d := describeSpec(readSpec(filepath.Join(user, "attnbook-1234abcd"))); !strings.Contains(d, "serves /gone/checkout (not an attnbook checkout any more)") {
+		t.Errorf("describeSpec(pinned, gone) = %q", d)
 	}
 }

@@ -131,9 +131,9 @@ func setup(ctx context.Context, e *env) error {
 	steps = append(steps,
 		step{"Jupyter", func(ctx context.Context) (string, string, error) { return ensureJupyter(ctx, e) }},
 		step{"kernel spec", func(ctx context.Context) (string, string, error) {
-			did, dir, err := registerKernel(ctx, e)
-			spec = dir
-			return did, dir, err
+			did, detail, err := registerKernel(ctx, e)
+			spec, _, _ = strings.Cut(detail, "\n")
+			return did, detail, err
 		}},
 		step{"trust", func(ctx context.Context) (string, string, error) { return trustNotebooks(ctx, e) }},
 		step{"build cache", func(ctx context.Context) (string, string, error) { return warmBuildCache(ctx, e) }},

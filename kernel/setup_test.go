@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/attnbook/attnbook/internal/nbrun"
 )
 
 func TestToolPinFollowsTheToolchain(t *testing.T) {
@@ -169,4 +173,44 @@ func requiredVersion(gomod, mod string) string {
 		}
 	}
 	return ""
+}
+
+// TestTrustNotebooks: setup signs the notebooks in Jupyter's signature database (what the classic
+// Notebook checks before it says "Trusted"), only those not signed yet, and a changed notebook is
+// signed again.
+func TestTrustNotebooks(t *testing.T) {
+	ctx := context.Background()
+	py := probePython(ctx)
+	if py == nil || !py.Has("nbformat") {
+		nbrun.Missing(t, "no Python with nbformat (Jupyter)")
+	}
+	t.Setenv("JUPYTER_DATA_DIR", t.TempDir()) // the notary's secret and database live here
+	root := t.TempDir()
+	nb := func(src string) string {
+		return `{"cells": [{"cell_type": "code", "id": "c0", "metadata": {}, "source": "` + src + `", "outputs": [], "execution_count": null}],
+ "metadata": {"kernelspec": {"name": "attnbook", "display_name": "Go (attnbook)", "language": "go"}}, "nbformat": 4, "nbformat_minor": 5}`
+	}
+	a := writeFile(t, filepath.Join(root, "notebooks", "a.ipynb"), nb("%%\\nfmt.Println(1)"))
+	b := writeFile(t, filepath.Join(root, "notebooks", "b.ipynb"), nb("%%\\nfmt.Println(2)"))
+	e := &env{Root: root, Stdout: io.Discard, Stderr: io.Discard}
+
+	if got, err := untrustedNotebooks(ctx, py, []string{a, b}); err != nil || len(got) != 2 {
+		t.Fatalf("before setup: untrusted %q (%v), want both", got, err)
+	}
+	for i, want := range []string{"signed", "ok"} {
+		did, detail, err := trustNotebooks(ctx, e)
+		if err != nil || did != want {
+			t.Fatalf("trust run %d: %q %q %v, want %q", i+1, did, detail, err, want)
+		}
+	}
+	if got, err := untrustedNotebooks(ctx, py, []string{a, b}); err != nil || len(got) != 0 {
+		t.Errorf("after setup: untrusted %q (%v), want none", got, err)
+	}
+	writeFile(t, b, nb("%%\\nfmt.Println(3)"))
+	if got, _ := untrustedNotebooks(ctx, py, []string{a, b}); len(got) != 1 || got[0] != b {
+		t.Errorf("after editing b: untrusted %q, want only b", got)
+	}
+	if did, detail, err := trustNotebooks(ctx, e); err != nil || did != "signed" || !strings.HasPrefix(detail, "1 of 2 notebooks signed") {
+		t.Errorf("trust after an edit: %q %q %v, want 1 of 2 signed", did, detail, err)
+	}
 }
