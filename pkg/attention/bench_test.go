@@ -87,12 +87,12 @@ func BenchmarkMatmuls(b *testing.B) {
 				b.Fatal(err)
 			}
 			args := []any{x, ws[0], ws[1], ws[2], wo}
-			if _, err := exec.Exec(args...); err != nil { // compile
+			if _, err := exec.Call(args...); err != nil { // compile
 				b.Fatal(err)
 			}
 			cpu := startCPU(b)
 			for range b.N {
-				if _, err := exec.Exec(args...); err != nil {
+				if _, err := exec.Call(args...); err != nil {
 					b.Fatal(err)
 				}
 			}

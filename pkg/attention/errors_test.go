@@ -54,29 +54,29 @@ func TestGraphFunctionErrors(t *testing.T) {
 		want   []string
 	}{
 		{"DotScores width", func(in []*Node) *Node { return DotScores(in[0], in[1]) }, []*tensors.Tensor{f(3), f(6, 4)},
-			[]string{"attention.DotScores: inputs", "[6 4]", "[3]"}},
+			[]string{"attention.DotScores: inputs", "[6, 4]", "[3]"}},
 		{"DotScores rank", func(in []*Node) *Node { return DotScores(in[0], in[1]) }, []*tensors.Tensor{f(1, 3), f(6, 3)},
 			[]string{"attention.DotScores: query", "rank must be 1"}},
 		{"Scores width", func(in []*Node) *Node { return Scores(in[0], in[1]) }, []*tensors.Tensor{f(2, 3, 4), f(2, 5, 5)},
-			[]string{"attention.Scores: keys", "[2 5 5]", "[2 3 4]"}},
+			[]string{"attention.Scores: keys", "[2, 5, 5]", "[2, 3, 4]"}},
 		{"Scores batch", func(in []*Node) *Node { return Scores(in[0], in[1]) }, []*tensors.Tensor{f(2, 3, 4), f(3, 3, 4)},
-			[]string{"attention.Scores", "[3 3 4]", "[2 3 4]"}},
+			[]string{"attention.Scores", "[3, 3, 4]", "[2, 3, 4]"}},
 		{"Scores rank", func(in []*Node) *Node { return Scores(in[0], in[1]) }, []*tensors.Tensor{f(2, 3, 4), f(3, 4)},
 			[]string{"attention.Scores", "equal ranks"}},
 		{"ContextVectors Tk", func(in []*Node) *Node { return ContextVectors(in[0], in[1]) }, []*tensors.Tensor{f(2, 3, 5), f(2, 4, 6)},
-			[]string{"attention.ContextVectors: values", "[2 4 6]", "[2 3 5]"}},
+			[]string{"attention.ContextVectors: values", "[2, 4, 6]", "[2, 3, 5]"}},
 		{"ScaleScores dk", func(in []*Node) *Node { return ScaleScores(in[0], 0) }, []*tensors.Tensor{f(2, 2)},
 			[]string{"attention.ScaleScores: dk", "got 0"}},
 		{"MaskFill stretch", func(in []*Node) *Node { return MaskFill(in[0], in[1], 0) }, []*tensors.Tensor{f(6, 6), bools(1, 6)},
-			[]string{"attention.MaskFill: mask", "[1 6]", "[6 6]"}},
+			[]string{"attention.MaskFill: mask", "[1, 6]", "[6, 6]"}},
 		{"MaskFill dtype", func(in []*Node) *Node { return MaskFill(in[0], in[1], 0) }, []*tensors.Tensor{f(6, 6), f(6, 6)},
 			[]string{"attention.MaskFill: mask", "boolean"}},
 		{"KeyMaskFill dims", func(in []*Node) *Node { return KeyMaskFill(in[0], in[1]) }, []*tensors.Tensor{f(2, 3, 4, 5), bools(2, 4)},
-			[]string{"attention.KeyMaskFill: keyMask", "[2 4]", "[2 3 4 5]"}},
+			[]string{"attention.KeyMaskFill: keyMask", "[2, 4]", "[2, 3, 4, 5]"}},
 		{"Dropout broadcast", func(in []*Node) *Node { return Dropout(in[0], in[1]) }, []*tensors.Tensor{f(6, 6), f(1, 6)},
-			[]string{"attention.Dropout: mask", "[1 6]", "[6 6]"}},
+			[]string{"attention.Dropout: mask", "[1, 6]", "[6, 6]"}},
 		{"SplitHeads divisible", func(in []*Node) *Node { return SplitHeads(in[0], 2) }, []*tensors.Tensor{f(2, 6, 5)},
-			[]string{"attention.SplitHeads: x", "[2 6 5]", "not divisible by numHeads (2)"}},
+			[]string{"attention.SplitHeads: x", "[2, 6, 5]", "not divisible by numHeads (2)"}},
 		{"SplitHeads rank", func(in []*Node) *Node { return SplitHeads(in[0], 2) }, []*tensors.Tensor{f(6, 4)},
 			[]string{"attention.SplitHeads: x", "rank must be 3"}},
 		{"SplitHeadsNoTranspose divisible", func(in []*Node) *Node { return SplitHeadsNoTranspose(in[0], 3) }, []*tensors.Tensor{f(2, 6, 4)},
@@ -84,7 +84,7 @@ func TestGraphFunctionErrors(t *testing.T) {
 		{"MergeHeads rank", func(in []*Node) *Node { return MergeHeads(in[0]) }, []*tensors.Tensor{f(2, 6, 4)},
 			[]string{"attention.MergeHeads: x", "rank must be 4"}},
 		{"Linear width", func(in []*Node) *Node { return Linear(in[0], in[1], nil) }, []*tensors.Tensor{f(2, 3), f(4, 5)},
-			[]string{"attention.Linear: x", "[2 3]", "[4 5]"}},
+			[]string{"attention.Linear: x", "[2, 3]", "[4, 5]"}},
 		{"Linear bias", func(in []*Node) *Node { return Linear(in[0], in[1], in[2]) }, []*tensors.Tensor{f(2, 5), f(4, 5), f(5)},
 			[]string{"attention.Linear: bias", "want `[4]`"}},
 		{"ScaledDotProduct Tk", func(in []*Node) *Node { o, _ := ScaledDotProduct(in[0], in[1], in[2]).Done(); return o },
@@ -97,7 +97,7 @@ func TestGraphFunctionErrors(t *testing.T) {
 			o, _ := ScaledDotProduct(in[0], in[1], in[2]).DropoutMask(in[3]).Done()
 			return o
 		}, []*tensors.Tensor{f(2, 3, 4), f(2, 5, 4), f(2, 5, 4), f(2, 3, 3)},
-			[]string{"attention.Dropout: mask", "[2 3 3]", "[2 3 5]"}},
+			[]string{"attention.Dropout: mask", "[2, 3, 3]", "[2, 3, 5]"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -105,7 +105,7 @@ func TestGraphFunctionErrors(t *testing.T) {
 			for i, x := range c.inputs {
 				args[i] = x
 			}
-			_, err := ExecOnce(testBackend(t), c.fn, args...)
+			_, err := CallOnce(testBackend(t), c.fn, args...)
 			wantErr(t, c.name, err, c.want...)
 		})
 	}
@@ -169,15 +169,15 @@ func TestModuleErrors(t *testing.T) {
 	wantErr(t, "cross batch", err, "CrossAttention.Call: k", "[3 7 8]", "[2 5 8]")
 
 	// Apply inside a user graph: GoMLX's Exec returns the build panic.
-	_, err = model.ExecOnce(testBackend(t), mha.Context(), func(scope *model.Scope, x *Node) *Node {
+	_, err = model.CallOnce(testBackend(t), mha.Store(), func(scope *model.Scope, x *Node) *Node {
 		return mha.Apply(scope, x)
 	}, zeros(1, 4, 5))
 	wantErr(t, "Apply d_in", err, "MultiHeadAttention.Apply: x", "[1 4 5]", "d_in=3")
-	_, err = model.ExecOnce(testBackend(t), mha.Context(), func(scope *model.Scope, in []*Node) *Node {
+	_, err = model.CallOnce(testBackend(t), mha.Store(), func(scope *model.Scope, in []*Node) *Node {
 		out, _, _ := mha.ApplyWithMasks(scope, in[0], in[1])
 		return out
 	}, zeros(1, 4, 3), zeros(1, 2, 4, 3))
-	wantErr(t, "ApplyWithMasks shape", err, "MultiHeadAttention.Apply: masks[0]", "[1 2 4 3]", "[1 2 4 4]")
+	wantErr(t, "ApplyWithMasks shape", err, "MultiHeadAttention.Apply: masks[0]", "[1, 2, 4, 3]", "[1, 2, 4, 4]")
 
 	// State dicts.
 	sd := mha.StateDict()
@@ -185,7 +185,7 @@ func TestModuleErrors(t *testing.T) {
 	wantErr(t, "missing key", mha.LoadStateDict(sd), "LoadStateDict", `misses key "out_proj.bias"`)
 	sd = mha.StateDict()
 	sd["W_query.weight"] = zeros(3, 4)
-	wantErr(t, "wrong shape", mha.LoadStateDict(sd), `key "W_query.weight" has shape (Float32)[3 4], want (Float32)[4 3]`)
+	wantErr(t, "wrong shape", mha.LoadStateDict(sd), `key "W_query.weight" has shape (Float32)[3, 4], want (Float32)[4, 3]`)
 	sd = mha.StateDict()
 	sd["mask"] = zeros(6, 6)
 	wantErr(t, "extra key", mha.LoadStateDict(sd), `unexpected key "mask"`)

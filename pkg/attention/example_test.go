@@ -82,7 +82,7 @@ func ExampleNewMultiHeadAttention() {
 	// 0.1556 0.0844 1.1247 0.6199 -1.1666 -0.0814
 	// 0.1454 0.0948 1.1142 0.6164 -1.1659 -0.0827
 	// -0.1063 0.3392 0.3488 0.2884 -0.7438 -0.1504
-	// (Float32)[1 2 3 3] (Float32)[1 2 3 3] 150
+	// (Float32)[1, 2, 3, 3] (Float32)[1, 2, 3, 3] 150
 }
 
 // The naive softmax overflows: exp(89) is +Inf in float32, so its row becomes NaN; the stable
@@ -110,7 +110,7 @@ func ExampleScaledDotProduct() {
 	fmt.Println(outs[0].Shape(), outs[1].Shape())
 	printRows(outs[1]) // query 0 sees key 0 only, query 1 keys 0 and 1
 	// Output:
-	// (Float32)[1 3 2 6] (Float32)[1 3 2 5]
+	// (Float32)[1, 3, 2, 6] (Float32)[1, 3, 2, 5]
 	// 1.0000 0.0000 0.0000 0.0000 0.0000
 	// 0.5651 0.4349 0.0000 0.0000 0.0000
 	// 1.0000 0.0000 0.0000 0.0000 0.0000
@@ -120,19 +120,19 @@ func ExampleScaledDotProduct() {
 }
 
 // A module inside a bigger GoMLX graph: Apply reads (or creates) its variables in the given
-// context, so GoMLX's optimizers can train them.
+// store (here under the scope "/attn"), so GoMLX's optimizers can train them.
 func ExampleMultiHeadAttention_Apply() {
 	g := torchrand.New(123)
 	mha := attention.NewMultiHeadAttention(g, 6, 6, 3, 0.0, 2, false)
 	x := g.Rand(2, 3, 6)
-	scope := model.New()
-	out := model.MustExecOnce(backend.MustDefault(), scope, func(scope *model.Scope, x *Node) *Node {
+	store := model.NewStore()
+	out := model.MustCallOnce(backend.MustDefault(), store, func(scope *model.Scope, x *Node) *Node {
 		h := mha.Apply(scope.In("attn"), x) // [B, T, D]
 		return ReduceSum(Add(x, h), -1)     // a residual connection and more model
 	}, x)
-	fmt.Println(out.Shape(), scope.GetVariableByScopeAndName("/attn/out_proj", "weight").Shape())
+	fmt.Println(out.Shape(), store.GetVariable("/attn/out_proj/weight").Shape())
 	// Output:
-	// (Float32)[2 3] (Float32)[6 6]
+	// (Float32)[2, 3] (Float32)[6, 6]
 }
 
 // Bad input is an error, naming the function, the argument and the shapes.

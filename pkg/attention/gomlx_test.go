@@ -1,7 +1,6 @@
 package attention
 
 import (
-	"math"
 	"testing"
 
 	"github.com/attnbook/attnbook/pkg/torchrand"
@@ -9,49 +8,42 @@ import (
 	"github.com/gomlx/compute/shapes"
 	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
 	"github.com/gomlx/gomlx/core/tensors"
-	"github.com/gomlx/gomlx/ml/layers"
+	gomlxattention "github.com/gomlx/gomlx/ml/layers/attention"
 	"github.com/gomlx/gomlx/ml/model"
 )
 
-// gomlxMHA loads the weights of m (PyTorch layout) into a fresh context for GoMLX's
-// layers.MultiHeadAttention, with the query weights multiplied by qScale, and runs it causally
-// on x. It returns the output `[B, T, D]` and the coefficients transposed to `[B, H, T, T]`.
-func gomlxMHA(t *testing.T, m *MultiHeadAttention, x *tensors.Tensor, qScale float64, keyQueryMask *tensors.Tensor) (out, weights *tensors.Tensor, err error) {
+// gomlxMHA loads the weights of m, as they are (PyTorch's `[out, in]` layout), into a fresh store
+// for GoMLX's attention.MultiHeadAttention (UseTransposedWeights: the same layout) and runs it on
+// x, causally when mask is nil, else with mask as its query-key matrix mask (boolean
+// `[B, Tq, Tk]`, true where a query may see a key). With coefficients it returns them transposed
+// to `[B, H, Tq, Tk]`; without, it calls Done, the path that tries GoMLX's fused attention.
+func gomlxMHA(t *testing.T, m *MultiHeadAttention, x, mask *tensors.Tensor, coefficients bool) (out, weights *tensors.Tensor) {
 	t.Helper()
 	h, hd, d := m.numHeads, m.HeadDim(), m.dOut
-	scope := model.New()
-	mctx := scope.In("MultiHeadAttention")
-	// Linear weight [out, in] → Dense weights [in, H, hd]; no qkv bias → zero biases.
-	for _, p := range []struct {
-		scope, key string
-		scale      float64
-	}{{"query", "W_query", qScale}, {"key", "W_key", 1}, {"value", "W_value", 1}} {
-		w := flat(m.Weight(p.key + ".weight"))
-		din := len(w) / d
-		dense := make([]float32, len(w))
-		for o := range d {
-			for i := range din {
-				dense[i*d+o] = float32(float64(w[o*din+i]) * p.scale)
+	store := model.NewStore()
+	for _, p := range []struct{ scope, key string }{
+		{"query", "W_query"}, {"key", "W_key"}, {"value", "W_value"}, {"output", "out_proj"},
+	} {
+		bias := tensors.FromShape(shapes.Make(dtypes.Float32, d)) // GoMLX always has q/k/v biases: 0 when m has none
+		if _, ok := m.shapes[p.key+".bias"]; ok {
+			bias = m.Weight(p.key + ".bias")
+		}
+		for name, value := range map[string]*tensors.Tensor{"weights": m.Weight(p.key + ".weight"), "biases": bias} {
+			if _, err := store.CreateVariable("/MultiHeadAttention/"+p.scope+"/dense/"+name, value); err != nil {
+				t.Fatal(err)
 			}
 		}
-		dc := mctx.In(p.scope).In("dense")
-		dc.VariableWithValue("weights", tensors.FromFlatDataAndDimensions(dense, din, h, hd))
-		dc.VariableWithValue("biases", tensors.FromShape(shapes.Make(dtypes.Float32, h, hd)))
 	}
-	w := flat(m.Weight("out_proj.weight"))
-	dense := make([]float32, len(w))
-	for o := range d {
-		for i := range d {
-			dense[i*d+o] = w[o*d+i]
-		}
-	}
-	oc := mctx.In("output").In("dense")
-	oc.VariableWithValue("weights", tensors.FromFlatDataAndDimensions(dense, d, d))
-	oc.VariableWithValue("biases", m.Weight("out_proj.bias"))
-	exec, err := model.NewExec(testBackend(t), scope, func(scope *model.Scope, in []*Node) []*Node {
-		b := layers.MultiHeadAttention(scope.Reuse(), in[0], in[0], in[0], h, hd).SetOutputDim(d).UseCausalMask()
+	exec, err := model.NewExec(testBackend(t), store, func(scope *model.Scope, in []*Node) []*Node {
+		b := gomlxattention.MultiHeadAttention(scope, in[0], in[0], in[0], h, hd).
+			WithOutputDim(d).UseTransposedWeights(true)
 		if len(in) > 1 {
-			b.SetQueryKeyMatrixMask(in[1])
+			b.WithQueryKeyMatrixMask(in[1])
+		} else {
+			b.WithCausalMask(true)
+		}
+		if !coefficients {
+			return []*Node{b.Done()}
 		}
 		o, coef := b.DoneWithCoefficients()
 		return []*Node{o, TransposeAllAxes(coef, 0, 2, 1, 3)} // [B, Tq, H, Tk] → [B, H, Tq, Tk]
@@ -60,29 +52,29 @@ func gomlxMHA(t *testing.T, m *MultiHeadAttention, x *tensors.Tensor, qScale flo
 		t.Fatal(err)
 	}
 	args := []any{x}
-	if keyQueryMask != nil {
-		args = append(args, keyQueryMask)
+	if mask != nil {
+		args = append(args, mask)
 	}
-	outs, err := exec.Exec(args...)
+	outs, err := exec.Call(args...)
 	if err != nil {
-		return nil, nil, err
+		t.Fatal(err)
 	}
-	return outs[0], outs[1], nil
+	if coefficients {
+		weights = outs[1]
+	}
+	if n := store.NumVariables(); n != 8 {
+		t.Errorf("GoMLX's MultiHeadAttention used %d variables, want the 8 loaded (it created some of its own)", n)
+	}
+	return outs[0], weights
 }
 
-// TestGoMLXMultiHeadAttention cross-checks with GoMLX v0.26.0's layers.MultiHeadAttention,
-// whose math is the same up to one thing: it scales the attention logits by 1/sqrt(head_dim)
-// twice — once on the projected queries ("LearnedScale attentionLogits by 1/sqrt(keyQueryDim)")
-// and once more on the logits (DivScalar(attentionLogits, sqrt(keyQueryDim))) — so it computes
-// softmax(q·k / head_dim), not softmax(q·k / sqrt(head_dim)). The test shows both halves:
-//
-//   - with the same weights, its output is our graph with the logits divided by head_dim, and
-//     differs from PyTorch;
-//   - with its query weights multiplied by sqrt(head_dim) (undoing one scaling), it gives
-//     PyTorch's numbers (seed 000's and seed 001's MultiHeadAttention).
-//
-// It also shows that SetQueryKeyMatrixMask ignores a mask given without the heads axis
-// (`[B, Tq, Tk]`): the method broadcasts it but never stores it.
+// TestGoMLXMultiHeadAttention cross-checks with GoMLX v0.28's attention.MultiHeadAttention
+// (ml/layers/attention), directly: the same weights in the same layout give our outputs and
+// attention weights, and PyTorch's numbers for seeds 000 and 001. (GoMLX v0.26.0's
+// layers.MultiHeadAttention divided the logits by sqrt(head_dim) twice; v0.27 fixed it, so
+// nothing is compensated any more.) It also shows that a boolean query-key mask now works: the
+// causal mask given as a `[B, T, T]` matrix equals WithCausalMask, and a diagonal mask gives
+// weights of exactly 1 on the diagonal.
 func TestGoMLXMultiHeadAttention(t *testing.T) {
 	for _, c := range []struct {
 		golden string
@@ -91,76 +83,41 @@ func TestGoMLXMultiHeadAttention(t *testing.T) {
 	}{
 		{"s000/mha/eval_out", "s000/x", NewMultiHeadAttention(torchrand.New(123), 6, 6, 3, 0.1, 2, false)},
 		{"s001/mha/out", "s001/batch", NewMultiHeadAttention(torchrand.New(123), 3, 2, 6, 0, 2, false)},
-		{"", "s000/mha_b/x", NewMultiHeadAttention(torchrand.New(5), 5, 8, 7, 0, 4, false)},
+		{"", "s000/mha_b/x", NewMultiHeadAttention(torchrand.New(5), 5, 8, 7, 0, 4, true)},
 	} {
 		m, x := c.m, golden(t, c.input)
 		m.Eval()
-		hd := m.HeadDim()
 		ours := m.Forward(x)
 		oursW, _ := m.LastWeights()
 
-		// Undo one of GoMLX's two scalings: PyTorch's numbers.
-		fixed, fixedW, err := gomlxMHA(t, m, x, math.Sqrt(float64(hd)), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		assertClose(t, c.input+": GoMLX with queries·sqrt(hd) vs ours", fixed, ours, 1e-5)
-		assertClose(t, c.input+": GoMLX coefficients vs ours", fixedW, oursW, 1e-5)
+		theirs, theirsW := gomlxMHA(t, m, x, nil, true)
+		assertClose(t, c.input+": GoMLX vs ours", theirs, ours, relTol)
+		assertClose(t, c.input+": GoMLX coefficients vs ours", theirsW, oursW, relTol)
+		done, _ := gomlxMHA(t, m, x, nil, false)
+		assertClose(t, c.input+": GoMLX Done (fused path) vs ours", done, ours, relTol)
 		if c.golden != "" {
-			assertClose(t, c.input+": GoMLX with queries·sqrt(hd) vs PyTorch", fixed, golden(t, c.golden), 1e-5)
+			assertClose(t, c.input+": GoMLX vs PyTorch", theirs, golden(t, c.golden), relTol)
 		}
 
-		// As is: logits divided by head_dim.
-		asIs, _, err := gomlxMHA(t, m, x, 1, nil)
-		if err != nil {
-			t.Fatal(err)
+		b, tokens := x.Shape().Dim(0), x.Shape().Dim(1)
+		causal := make([]bool, b*tokens*tokens)
+		diagonal := make([]bool, b*tokens*tokens)
+		for i := range causal {
+			q, k := (i/tokens)%tokens, i%tokens
+			causal[i], diagonal[i] = k <= q, k == q
 		}
-		doubled := runCtx(t, m.Context(), func(scope *model.Scope, in []*Node) *Node {
-			x := in[0]
-			q := SplitHeads(m.linear(scope, "W_query", x), m.numHeads) // [B, H, T, hs]
-			k := SplitHeads(m.linear(scope, "W_key", x), m.numHeads)   // [B, H, T, hs]
-			v := SplitHeads(m.linear(scope, "W_value", x), m.numHeads) // [B, H, T, hs]
-			w := StableSoftmax(ScaleScores(ScaleScores(CausalMaskFill(Scores(q, k)), hd), hd))
-			return m.linear(scope, "out_proj", MergeHeads(ContextVectors(w, v))) // [B, T, D]
-		}, x)
-		assertClose(t, c.input+": GoMLX as is vs logits/head_dim", asIs, doubled, 1e-5)
-		if hd > 1 {
-			diff := 0.0
-			for i, v := range flat(asIs) {
-				diff = math.Max(diff, math.Abs(float64(v-flat(ours)[i])))
+		masked, maskedW := gomlxMHA(t, m, x, tensors.FromFlatDataAndDimensions(causal, b, tokens, tokens), true)
+		assertClose(t, c.input+": GoMLX with a boolean causal mask", masked, theirs, 0)
+		assertClose(t, c.input+": GoMLX coefficients with a boolean causal mask", maskedW, theirsW, 0)
+		_, diagW := gomlxMHA(t, m, x, tensors.FromFlatDataAndDimensions(diagonal, b, tokens, tokens), true)
+		for i, v := range flat(diagW) {
+			want := float32(0)
+			if (i/tokens)%tokens == i%tokens {
+				want = 1
 			}
-			if diff < 1e-3 {
-				t.Errorf("%s: GoMLX as is differs from PyTorch's math by only %g; expected the double scaling to show", c.input, diff)
+			if v != want {
+				t.Fatalf("%s: GoMLX with a diagonal mask: coefficient [%d] = %v, want %v", c.input, i, v, want)
 			}
 		}
 	}
-
-	// SetQueryKeyMatrixMask compares the mask's shape, dtype included, with the Float32 shape of
-	// the coefficients, so a boolean mask is always rejected; a Float32 mask without the heads
-	// axis passes the check, is broadcast, and is then never stored: the mask is ignored.
-	m := NewMultiHeadAttention(torchrand.New(123), 3, 2, 6, 0, 2, false)
-	m.Eval()
-	x := golden(t, "s001/batch")
-	_, plain, err := gomlxMHA(t, m, x, 1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, dims := range [][]int{{2, 6, 6}, {2, 6, 2, 6}} { // [B, Tq, Tk] and [B, Tq, H, Tk]
-		mask := tensors.FromShape(shapes.Make(dtypes.Bool, dims...))
-		if _, _, err := gomlxMHA(t, m, x, 1, mask); err == nil {
-			t.Errorf("GoMLX's SetQueryKeyMatrixMask accepted a boolean %v mask; the finding in the doc is out of date", dims)
-		}
-	}
-	diagonal := make([]float32, 2*6*6) // query i may only see key i
-	for i := range diagonal {
-		if (i/6)%6 == i%6 {
-			diagonal[i] = 1
-		}
-	}
-	mask := tensors.FromFlatDataAndDimensions(diagonal, 2, 6, 6)
-	_, ignored, err := gomlxMHA(t, m, x, 1, mask)
-	if err != nil {
-		t.Fatalf("GoMLX's SetQueryKeyMatrixMask rejected a Float32 [B, Tq, Tk] mask: %v", err)
-	}
-	assertClose(t, "GoMLX coefficients with an ignored mask", ignored, plain, 0)
 }

@@ -28,14 +28,6 @@ const goldensPath = "testdata/goldens.json"
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	// GoMLX v0.26's pure-Go backend ("go") deadlocks when it runs ops in parallel and several
-	// DotGenerals become ready at once (HeadList's 9 projections, on a 2-CPU machine): each holds
-	// one of the 2·NumCPU worker slots while waiting in workersPool.WaitToStart for a slot for
-	// its own batch split. Running ops sequentially (each DotGeneral still uses all cores) avoids
-	// it. Until pkg/backend picks this configuration, the tests do.
-	if _, set := os.LookupEnv(backend.EnvVar); !set && backend.Choose().Name() == "go" {
-		os.Setenv(backend.EnvVar, "go:ops_sequential")
-	}
 	if *update {
 		out, err := exec.Command("/usr/bin/python3", "testdata/gen_goldens.py").Output()
 		if err != nil {
@@ -144,7 +136,7 @@ func run(t testing.TB, fn func(in []*Node) *Node, inputs ...*tensors.Tensor) *te
 	for i, x := range inputs {
 		args[i] = x
 	}
-	out, err := ExecOnce(testBackend(t), fn, args...)
+	out, err := CallOnce(testBackend(t), fn, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,21 +154,21 @@ func runN(t testing.TB, fn func(in []*Node) []*Node, inputs ...*tensors.Tensor) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	outs, err := e.Exec(args...)
+	outs, err := e.Call(args...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return outs
 }
 
-// runCtx executes fn with the variables of ctx on inputs and returns its single output.
-func runCtx(t testing.TB, scope *model.Scope, fn func(scope *model.Scope, in []*Node) *Node, inputs ...*tensors.Tensor) *tensors.Tensor {
+// runCtx executes fn with the variables of store on inputs and returns its single output.
+func runCtx(t testing.TB, store *model.Store, fn func(scope *model.Scope, in []*Node) *Node, inputs ...*tensors.Tensor) *tensors.Tensor {
 	t.Helper()
 	args := make([]any, len(inputs))
 	for i, x := range inputs {
 		args[i] = x
 	}
-	out, err := model.ExecOnce(testBackend(t), scope, fn, args...)
+	out, err := model.CallOnce(testBackend(t), store, fn, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

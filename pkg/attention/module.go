@@ -272,7 +272,7 @@ func (m *Module) checkMasks(fn string, data []*Node, masks []*Node) {
 	}
 	for i, mk := range masks {
 		if mk == nil || mk.DType() != dtypes.Float32 || !dimsEqual(mk.Shape().Dimensions, want[i]) {
-			argPanic(fn, fmt.Sprintf("masks[%d]", i), "shape %v does not match: want (Float32)%v", shapeOf(mk), want[i])
+			argPanic(fn, fmt.Sprintf("masks[%d]", i), "shape %v does not match: want %s", shapeOf(mk), shapes.Make(dtypes.Float32, want[i]...))
 		}
 	}
 }
@@ -338,7 +338,7 @@ func (m *Module) call(variant int, check func(dims [][]int), data ...*tensors.Te
 	for _, mk := range m.drawMasks(dims) {
 		args = append(args, mk)
 	}
-	outs, err := m.execs[key].Exec(args...)
+	outs, err := m.execs[key].Call(args...)
 	if err != nil {
 		return nil, err
 	}

@@ -98,26 +98,26 @@ func TestApplyInBiggerModel(t *testing.T) {
 	m.Eval()
 	want := m.Forward(x)
 
-	scope := model.New()
-	got := runCtx(t, scope, func(scope *model.Scope, in []*Node) *Node {
+	store := model.NewStore()
+	got := runCtx(t, store, func(scope *model.Scope, in []*Node) *Node {
 		return m.Apply(scope.In("block0"), in[0])
 	}, x)
 	assertClose(t, "Apply in another context", got, want, 0)
-	v := scope.GetVariableByScopeAndName("/block0/W_query", "bias")
+	v := store.GetVariable("/block0/W_query/bias")
 	if v == nil {
 		t.Fatal("Apply did not create /block0/W_query/bias in the given context")
 	}
 	assertClose(t, "variable W_query.bias", v.MustValue(), m.Weight("W_query.bias"), 0)
 
 	// Training graph: GoMLX-random masks of 0 and 1/(1-p), about half zeros.
-	maskExec, err := model.NewExec(testBackend(t), model.New(), func(scope *model.Scope, in []*Node) []*Node {
-		scope.SetTraining(in[0].Graph(), true)
+	maskExec, err := model.NewExec(testBackend(t), model.NewStore(), func(scope *model.Scope, in []*Node) []*Node {
+		scope.Store().SetTraining(in[0].Graph(), true)
 		return m.rngMasks(scope, in)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	masks, err := maskExec.Exec(x)
+	masks, err := maskExec.Call(x)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,8 +137,8 @@ func TestApplyInBiggerModel(t *testing.T) {
 	if frac := float64(zeros) / 2048; frac < 0.4 || frac > 0.6 {
 		t.Errorf("%.2f of the mask dropped, want about 0.5", frac)
 	}
-	trained := runCtx(t, model.New(), func(scope *model.Scope, in []*Node) *Node {
-		scope.SetTraining(in[0].Graph(), true)
+	trained := runCtx(t, model.NewStore(), func(scope *model.Scope, in []*Node) *Node {
+		scope.Store().SetTraining(in[0].Graph(), true)
 		return m.Apply(scope, in[0])
 	}, x)
 	if dimsEqual(f32sToInts(flat(trained)), f32sToInts(flat(want))) {
@@ -160,7 +160,7 @@ func TestTrainWithAutodiff(t *testing.T) {
 	loss := func(scope *model.Scope, x, target *Node) *Node {
 		return ReduceAllMean(Square(Sub(m.Apply(scope, x), target)))
 	}
-	step, err := model.NewExec(testBackend(t), m.Context(), func(scope *model.Scope, x, target *Node) *Node {
+	step, err := model.NewExec(testBackend(t), m.Store(), func(scope *model.Scope, x, target *Node) *Node {
 		l := loss(scope, x, target)
 		var vars []*model.Variable
 		for v := range scope.IterVariables() {
@@ -182,7 +182,7 @@ func TestTrainWithAutodiff(t *testing.T) {
 	}
 	var losses []float32
 	for range 50 {
-		l, err := step.Exec1(x, target)
+		l, err := step.Call1(x, target)
 		if err != nil {
 			t.Fatal(err)
 		}

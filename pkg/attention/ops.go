@@ -24,7 +24,7 @@ func DotScores(query, inputs *Node) *Node {
 		argPanic(fn, "inputs", "shape %s does not match query shape %s: want `[T, %d]`",
 			inputs.Shape(), query.Shape(), query.Shape().Dim(0))
 	}
-	return DotGeneral(inputs, []int{1}, nil, query, []int{0}, nil) // [T]
+	return product(inputs, 1, nil, query, 0, nil) // [T]
 }
 
 // Scores are the dot-product attention scores of all query–key pairs, queries @ keys.T
@@ -48,7 +48,7 @@ func Scores(queries, keys *Node) *Node {
 			keys.Shape(), queries.Shape())
 	}
 	batch := axesUpTo(r - 2)
-	return DotGeneral(queries, []int{r - 1}, batch, keys, []int{r - 1}, batch) // [..., Tq, Tk]
+	return product(queries, r-1, batch, keys, r-1, batch) // [..., Tq, Tk]
 }
 
 // NaiveNormalize divides scores by their sum over the last axis, x / x.sum(): the first
@@ -114,7 +114,7 @@ func ContextVectors(weights, values *Node) *Node {
 			argPanic(fn, "values", "shape %s does not match weights shape %s: want `[%d, dv]`",
 				values.Shape(), weights.Shape(), wd[0])
 		}
-		return DotGeneral(weights, []int{0}, nil, values, []int{0}, nil) // [dv]
+		return product(weights, 0, nil, values, 0, nil) // [dv]
 	}
 	r := weights.Rank()
 	if values.Rank() != r || !dimsEqual(wd[:r-2], vd[:r-2]) || wd[r-1] != vd[r-2] || values.DType() != weights.DType() {
@@ -122,7 +122,7 @@ func ContextVectors(weights, values *Node) *Node {
 			values.Shape(), weights.Shape(), wd[r-1])
 	}
 	batch := axesUpTo(r - 2)
-	return DotGeneral(weights, []int{r - 1}, batch, values, []int{r - 2}, batch) // [..., Tq, dv]
+	return product(weights, r-1, batch, values, r-2, batch) // [..., Tq, dv]
 }
 
 // ScaleScores divides scores by sqrt(dk), the scaling of scaled dot-product attention
@@ -296,7 +296,7 @@ func Linear(x, weight, bias *Node) *Node {
 		argPanic(fn, "x", "shape %s does not match weight shape %s: want `[..., %d]`",
 			x.Shape(), weight.Shape(), weight.Shape().Dim(1))
 	}
-	y := DotGeneral(x, []int{x.Rank() - 1}, nil, weight, []int{1}, nil) // [..., out]
+	y := product(x, x.Rank()-1, nil, weight, 1, nil) // [..., out]
 	if bias == nil {
 		return y
 	}

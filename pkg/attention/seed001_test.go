@@ -58,13 +58,13 @@ func TestSeed001(t *testing.T) {
 	wq, wk, wv := g.Rand(3, 2), g.Rand(3, 2), g.Rand(3, 2)
 	sa2 := NewSelfAttentionV2(torchrand.New(789), 3, 2, false)
 	sa2Scores := func(t *testing.T) *tensors.Tensor { // cell 22: queries @ keys.T of sa_v2
-		return runCtx(t, sa2.Context(), func(scope *model.Scope, in []*Node) *Node {
+		return runCtx(t, sa2.Store(), func(scope *model.Scope, in []*Node) *Node {
 			x := in[0]
 			return Scores(sa2.linear(scope, "W_query", x), sa2.linear(scope, "W_key", x))
 		}, inputs)
 	}
 	sa2Weights := func(t *testing.T) *tensors.Tensor {
-		return runCtx(t, sa2.Context(), func(scope *model.Scope, in []*Node) *Node {
+		return runCtx(t, sa2.Store(), func(scope *model.Scope, in []*Node) *Node {
 			_, w := sa2.ApplyWithWeights(scope, in[0])
 			return w
 		}, inputs)

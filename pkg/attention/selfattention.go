@@ -136,7 +136,7 @@ func (m *Module) linear(scope *model.Scope, prefix string, x *Node) *Node {
 
 // matmul is x @ w for w `[in, out]` (nn.Parameter layout): `[..., in]` → `[..., out]`.
 func matmul(x, w *Node) *Node {
-	return DotGeneral(x, []int{x.Rank() - 1}, nil, w, []int{0}, nil) // [..., out]
+	return product(x, x.Rank()-1, nil, w, 0, nil) // [..., out]
 }
 
 // checkTokens panics unless dims has one of the given ranks, its last axis is dIn, and, when
