@@ -44,7 +44,7 @@ func TestStartHere(t *testing.T) {
 	}
 
 	tensorCell := r.Find(t, "tensors.FromValue")
-	for _, want := range []string{"shape: (Float32)[2 3]", "{1, 2, 3}", "{4, 5, 6}"} {
+	for _, want := range []string{"shape: (Float32)[2, 3]\n", "(Float32)[2, 3]: [][]float32{{1, 2, 3}, {4, 5, 6}}\n", "tensor([[1., 2., 3.],\n        [4., 5., 6.]])\n"} {
 		if !strings.Contains(tensorCell.Stdout, want) {
 			t.Errorf("tensor cell printed %q, want it to contain %q", tensorCell.Stdout, want)
 		}
@@ -52,20 +52,25 @@ func TestStartHere(t *testing.T) {
 
 	// softmax([1 2 3]) = [0.09003 0.2447 0.6652]; softmax([2 2 0]) = [0.4683 0.4683 0.06338].
 	softmaxCell := r.Find(t, "func softmax")
-	for _, want := range []string{"0.09003, 0.2447, 0.6652", "0.4683, 0.4683, 0.06338", "row 0 sums to 1.0000\nrow 1 sums to 1.0000\n"} {
+	for _, want := range []string{"tensor([[0.0900, 0.2447, 0.6652],\n        [0.4683, 0.4683, 0.0634]])\n", "row 0 sums to 1.0000\nrow 1 sums to 1.0000\n"} {
 		if !strings.Contains(softmaxCell.Stdout, want) {
 			t.Errorf("softmax cell printed %q, want it to contain %q", softmaxCell.Stdout, want)
 		}
 	}
 
-	htmlCell := r.Find(t, "gonbui.DisplayHTML")
+	htmlCell := r.Find(t, "display.Table(weights)")
 	if len(htmlCell.HTML) != 1 {
-		t.Fatalf("HTML cell displayed %d HTML outputs, want 1 (outputs: %+v)", len(htmlCell.HTML), htmlCell.Outputs)
+		t.Fatalf("table cell displayed %d HTML outputs, want 1 (outputs: %+v)", len(htmlCell.HTML), htmlCell.Outputs)
 	}
 	html := htmlCell.HTML[0]
-	for _, want := range []string{`<table class="attnbook-weights"`, ">0.6652</td>", ">0.0634</td>", "rgba(0, 173, 216, 0.67)"} {
+	for _, want := range []string{"<table", "softmax of each row", "torch.Size([2, 3])", ">0.6652</td>", ">0.0634</td>"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("HTML output %q lacks %q", html, want)
+		}
+	}
+	for _, c := range r.Code() {
+		if c.Index != htmlCell.Index && len(c.HTML)+len(c.SVG) > 0 {
+			t.Errorf("cell %d displayed a picture; only the table cell should", c.Index)
 		}
 	}
 }

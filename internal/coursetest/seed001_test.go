@@ -392,7 +392,7 @@ var seed001Extras02 = []Printed{
 	}, "\n")},
 	{Cell: "// PyTorch cell [19]", Text: "output shape: torch.Size([6, 2])\nrow 1: tensor([0.3061, 0.8210])"},
 	{Cell: "// PyTorch cell [21]", Text: "W_query.weight.shape: torch.Size([2, 3])\noutput shape: torch.Size([6, 2])"},
-	{Cell: `v1 := &SelfAttentionV1{WQuery: eager.T(saV2.WQuery.Weight), WKey: eager.T(saV2.WKey.Weight), WValue: eager.T(saV2.WValue.Weight)}`,
+	{Cell: `v1 := &SelfAttentionV1{WQuery: eager.T(saV2.WQuery), WKey: eager.T(saV2.WKey), WValue: eager.T(saV2.WValue)}`,
 		Text: "v1 with v2's weights transposed gives v2's output: True"},
 	{Cell: `m1 := attention.NewSelfAttentionV1(torchrand.New(123), dIn, dOut)`,
 		Text: "SelfAttentionV1 agrees: True  parameters: 18\nSelfAttentionV2 agrees: True  parameters: 18"},
@@ -481,6 +481,9 @@ var seed001Pictures04 = []Picture{
 		[]string{"x.view(b, t, h, hd)", ".transpose(1, 2)", "[2, 6, 2, 1]", "[2, 2, 6, 1]", "head k gets feature k of every token"}},
 	{`weights := eager.Index(mha.LastWeights, 0) // batch element 0: [h, T, T]`,
 		[]string{"MultiHeadAttention (seed 123), batch 0", ">head 0<", ">head 1<", ">0.48<", ">0.52<", ">0.50<"}},
+	// The explorer, run headless, leaves the static grid of both heads and returns.
+	{`display.ExploreHeads(eager.Index(mha.LastWeights, 0), 2*time.Minute, tokens...) // batch element 0: [h, T, T]`,
+		[]string{`class="attnbook-heads"`, "weights [2, 6, 6]", ">head 0<", ">head 1<", ">0.48<", ">0.52<"}},
 }
 
 // seed001Pick returns the corrections at the given indexes.
