@@ -136,22 +136,70 @@ func (m *MultiHeadAttention) Call(x *tensors.Tensor) (*tensors.Tensor, error) {
 	return m.call(variant, func(d [][]int) { checkTokens("MultiHeadAttention.Call", d[0], m.dIn, m.contextLength, 3) }, x)
 }
 
-// fastBlock is the query block of the SetFast graph.
+// fastBlock is the query block of the fast graph (see SetFast).
 const fastBlock = 128
 
 // applyFast is the SetFast(true) graph of the forward pass: see SetFast.
 func (m *MultiHeadAttention) applyFast(scope *model.Scope, x, mask *Node) (output, weights, dropped *Node) {
 	g := x.Graph()
-	b, t, h, hs := x.Shape().Dim(0), x.Shape().Dim(1), m.numHeads, m.HeadDim()
+	p := func(key string) *Node { return m.optParam(scope, g, key) }
+	return fastCausalMultiHead(x, m.numHeads, p("W_query.weight"), p("W_query.bias"), p("W_key.weight"), p("W_key.bias"),
+		p("W_value.weight"), p("W_value.bias"), p("out_proj.weight"), p("out_proj.bias"), mask)
+}
+
+// FastCausalMultiHead is the fast formulation of a causal multi-head self-attention forward pass
+// in evaluation mode — the graph of [MultiHeadAttention.SetFast](true), on explicit weights, for
+// benchmarks and models that hold their own variables (see SetFast for what makes it fast).
+//
+// x is `[B, T, d_in]`; the weights are in PyTorch's nn.Linear layout: wq, wk, wv `[d_out, d_in]`
+// with biases bq, bk, bv `[d_out]` or nil, and the output projection wo `[d_out, d_out]` with
+// bias bo `[d_out]` or nil; numHeads must divide d_out. The result is `[B, T, d_out]`, equal to
+// the seed's MultiHeadAttention (Linear, [SplitHeads], causal [ScaledDotProduct], [MergeHeads],
+// Linear) up to float32 rounding. Bad shapes panic with an *ArgumentError naming them.
+func FastCausalMultiHead(x *Node, numHeads int, wq, bq, wk, bk, wv, bv, wo, bo *Node) *Node {
+	const fn = "FastCausalMultiHead"
+	checkRank(fn, "x", x, 3)
+	checkFloat(fn, "x", x)
+	if numHeads <= 0 {
+		argPanic(fn, "numHeads", "must be > 0, got %d", numHeads)
+	}
+	checkRank(fn, "wq", wq, 2)
+	dOut, dIn := wq.Shape().Dim(0), x.Shape().Dim(2)
+	if dOut%numHeads != 0 {
+		argPanic(fn, "wq", "shape %s: d_out (%d) is not divisible by numHeads (%d)", wq.Shape(), dOut, numHeads)
+	}
+	for _, w := range []struct {
+		name string
+		node *Node
+		dims []int
+	}{{"wq", wq, []int{dOut, dIn}}, {"wk", wk, []int{dOut, dIn}}, {"wv", wv, []int{dOut, dIn}}, {"wo", wo, []int{dOut, dOut}},
+		{"bq", bq, []int{dOut}}, {"bk", bk, []int{dOut}}, {"bv", bv, []int{dOut}}, {"bo", bo, []int{dOut}}} {
+		if w.node == nil && w.name[0] == 'b' {
+			continue
+		}
+		if w.node == nil || w.node.DType() != x.DType() || !dimsEqual(w.node.Shape().Dimensions, w.dims) {
+			argPanic(fn, w.name, "shape %v does not match x shape %s: want %v of %s", shapeOf(w.node), x.Shape(), w.dims, x.DType())
+		}
+	}
+	out, _, _ := fastCausalMultiHead(x, numHeads, wq, bq, wk, bk, wv, bv, wo, bo, nil)
+	return out
+}
+
+// fastCausalMultiHead is FastCausalMultiHead with an optional dropout mask `[B, H, T, T]`; it also
+// returns the attention weights `[B, H, T, T]` before and after dropout (pruned from the graph
+// when unused).
+func fastCausalMultiHead(x *Node, h int, wq, bq, wk, bk, wv, bv, wo, bo, mask *Node) (output, weights, dropped *Node) {
+	g := x.Graph()
+	dOut := wq.Shape().Dim(0)
+	b, t, hs := x.Shape().Dim(0), x.Shape().Dim(1), dOut/h
 	scale := 1 / math.Sqrt(float64(hs))
-	wq, bq := m.param(scope, g, "W_query.weight"), m.optParam(scope, g, "W_query.bias")
 	wq = MulScalar(wq, scale) // [d_out, d_in]
 	if bq != nil {
 		bq = MulScalar(bq, scale) // [d_out]
 	}
-	queries := Reshape(Linear(x, wq, bq), b, t, h, hs)            // [B, T, H, hs]
-	keys := Reshape(m.linear(scope, "W_key", x), b, t, h, hs)     // [B, T, H, hs]
-	values := Reshape(m.linear(scope, "W_value", x), b, t, h, hs) // [B, T, H, hs]
+	queries := Reshape(Linear(x, wq, bq), b, t, h, hs) // [B, T, H, hs]
+	keys := Reshape(Linear(x, wk, bk), b, t, h, hs)    // [B, T, H, hs]
+	values := Reshape(Linear(x, wv, bv), b, t, h, hs)  // [B, T, H, hs]
 
 	// Queries in blocks of fastBlock: block [start, end) only attends to keys [0, end), so the
 	// `[B, H, Tq, Tk]` blocks that the causal mask zeroes entirely are never computed.
@@ -197,10 +245,11 @@ func (m *MultiHeadAttention) applyFast(scope *model.Scope, x, mask *Node) (outpu
 		dropped = Concatenate(droppedBlocks, 2) // [B, H, Tq, Tk]
 	}
 
-	wo := Reshape(m.param(scope, g, "out_proj.weight"), m.dOut, h, hs)            // [d_out, H, hs]
-	output = DotGeneral(heads, []int{1, 3}, nil, wo, []int{1, 2}, nil)            // [B, Tq, d_out]
-	output = Add(output, ExpandLeftToRank(m.param(scope, g, "out_proj.bias"), 3)) // [B, Tq, d_out]
-
+	wo = Reshape(wo, dOut, h, hs)                                      // [d_out, H, hs]
+	output = DotGeneral(heads, []int{1, 3}, nil, wo, []int{1, 2}, nil) // [B, Tq, d_out]
+	if bo != nil {
+		output = Add(output, ExpandLeftToRank(bo, 3)) // [B, Tq, d_out]
+	}
 	return output, weights, dropped
 }
 
