@@ -8,6 +8,7 @@ import (
 	"github.com/attnbook/attnbook/pkg/torchrand"
 	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 )
 
 // benchSize is one MultiHeadAttention benchmark configuration.
@@ -23,15 +24,16 @@ var benchSizes = []benchSize{
 	{"gpt2_8x1024x768x12", 8, 1024, 768, 768, 12, true},
 }
 
-// BenchmarkMultiHeadAttention times MultiHeadAttention.Forward (evaluation mode, one compiled
-// graph, weights not recorded), the PyTorch-exact graph and the SetFast one, at the seeds'
-// sizes and at GPT-2's (batch 8 × 1024 tokens × 768 dims × 12 heads; skipped with -short).
-// Compare the big one with BenchmarkMatmuls:
+// BenchmarkMultiHeadAttention times MultiHeadAttention's forward pass (evaluation mode, one
+// compiled graph, weights not recorded) in its three formulations — "exact" (the default,
+// PyTorch's operation order), "fast" (SetFast, [FastCausalMultiHead]) and "fused" (the same
+// projections around [FusedCausal]) — at the seeds' sizes and at GPT-2's (batch 8 × 1024 tokens
+// × 768 dims × 12 heads; skipped with -short). Compare the big one with BenchmarkMatmuls:
 //
 //	go test -run XXX -bench 'MultiHeadAttention|Matmuls' -benchtime 3x ./pkg/attention/
 func BenchmarkMultiHeadAttention(b *testing.B) {
 	for _, s := range benchSizes {
-		for _, mode := range []string{"exact", "fast"} {
+		for _, mode := range []string{"exact", "fast", "fused"} {
 			b.Run(s.name+"/"+mode, func(b *testing.B) {
 				if s.big && testing.Short() {
 					b.Skip("big benchmark skipped with -short")
@@ -42,10 +44,27 @@ func BenchmarkMultiHeadAttention(b *testing.B) {
 				m.RecordWeights(false)
 				m.SetFast(mode == "fast")
 				x := g.Rand(s.b, s.t, s.dIn)
-				m.Forward(x) // compile
+				forward := func() { m.Forward(x) }
+				if mode == "fused" {
+					exec, err := model.NewExec(testBackend(b), m.Store(), func(scope *model.Scope, x *Node) *Node {
+						q := SplitHeads(m.linear(scope, "W_query", x), m.numHeads) // [B, H, T, hs]
+						k := SplitHeads(m.linear(scope, "W_key", x), m.numHeads)   // [B, H, T, hs]
+						v := SplitHeads(m.linear(scope, "W_value", x), m.numHeads) // [B, H, T, hs]
+						return m.linear(scope, "out_proj", MergeHeads(FusedCausal(q, k, v)))
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+					forward = func() {
+						if _, err := exec.Call(x); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				forward() // compile
 				cpu := startCPU(b)
 				for range b.N {
-					m.Forward(x)
+					forward()
 				}
 				cpu.report()
 			})

@@ -1,6 +1,7 @@
 package attention
 
 import (
+	"container/list"
 	"fmt"
 	"strings"
 	"sync"
@@ -40,10 +41,63 @@ type Module struct {
 	maskDims func(data [][]int) [][]int
 
 	mu                       sync.Mutex
-	execs                    map[[2]int]*model.Exec // by {record, variant}
-	builds                   int                    // graphs built by Forward/Call (one per input shape)
+	graphs                   graphCache // compiled forward passes, one per input shapes and kind
+	builds                   int        // graphs built by Forward/Call (one per input shape and kind)
 	lastWeights, lastDropped *tensors.Tensor
 }
+
+// maxGraphs is how many compiled forward passes (one per input shapes, record flag and
+// variant) a module keeps; beyond it the least recently used one is released. 1024 covers
+// token-by-token generation over GPT-2's whole context (T = 1…1024) without recompiling on the
+// next pass. A var for the tests.
+var maxGraphs = 1024
+
+// graphKey identifies one compiled forward pass of a module.
+type graphKey struct {
+	record  bool
+	variant int
+	dims    string // the data inputs' dimensions, e.g. "[1 33 3]"
+}
+
+// graphCache is a least-recently-used cache of compiled forward passes: GoMLX's Exec keeps at
+// most 32 input shapes per Exec and then fails ("maximum cache size of 32 reached"), so the
+// module keeps one Exec per input shape itself and releases the least recently used one.
+type graphCache struct {
+	execs map[graphKey]*list.Element // of *graphEntry
+	order list.List                  // most recently used first
+}
+
+type graphEntry struct {
+	key  graphKey
+	exec *model.Exec
+}
+
+// get returns the Exec of key (marking it most recently used), or nil.
+func (c *graphCache) get(key graphKey) *model.Exec {
+	if el, ok := c.execs[key]; ok {
+		c.order.MoveToFront(el)
+		return el.Value.(*graphEntry).exec
+	}
+	return nil
+}
+
+// put adds exec under key and releases the least recently used Execs beyond maxGraphs.
+func (c *graphCache) put(key graphKey, exec *model.Exec) {
+	if c.execs == nil {
+		c.execs = map[graphKey]*list.Element{}
+	}
+	c.execs[key] = c.order.PushFront(&graphEntry{key, exec})
+	for c.order.Len() > max(maxGraphs, 1) {
+		old := c.order.Back()
+		c.order.Remove(old)
+		e := old.Value.(*graphEntry)
+		delete(c.execs, e.key)
+		e.exec.Finalize()
+	}
+}
+
+// len is the number of compiled forward passes kept.
+func (c *graphCache) len() int { return c.order.Len() }
 
 // newModule starts a module of the given PyTorch class with dropout probability p, which must
 // lie in [0, 1].
@@ -303,11 +357,9 @@ func (m *Module) call(variant int, check func(dims [][]int), data ...*tensors.Te
 	if err != nil {
 		return nil, err
 	}
-	key := [2]int{0, variant}
-	if m.record {
-		key[0] = 1
-	}
-	if m.execs[key] == nil {
+	key := graphKey{record: m.record, variant: variant, dims: fmt.Sprint(dims)}
+	exec := m.graphs.get(key)
+	if exec == nil {
 		record := m.record
 		build := m.build
 		fn := func(scope *model.Scope, inputs []*Node) []*Node {
@@ -326,10 +378,8 @@ func (m *Module) call(variant int, check func(dims [][]int), data ...*tensors.Te
 		if err != nil {
 			return nil, err
 		}
-		if m.execs == nil {
-			m.execs = map[[2]int]*model.Exec{}
-		}
-		m.execs[key] = e.WithName(m.kind)
+		exec = e.WithName(m.kind)
+		m.graphs.put(key, exec)
 	}
 	args := make([]any, 0, len(data)+2)
 	for _, t := range data {
@@ -338,7 +388,7 @@ func (m *Module) call(variant int, check func(dims [][]int), data ...*tensors.Te
 	for _, mk := range m.drawMasks(dims) {
 		args = append(args, mk)
 	}
-	outs, err := m.execs[key].Call(args...)
+	outs, err := exec.Call(args...)
 	if err != nil {
 		return nil, err
 	}
