@@ -2,18 +2,12 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
 
-	"github.com/attnbook/attnbook/internal/mhabench"
+	"github.com/attnbook/attnbook/internal/bench"
 )
 
-// cmdBench runs internal/mhabench from the repository root, where its defaults (out/bench/,
-// docs/benchmarks.md, notebooks/) point.
+// cmdBench runs internal/bench in the repository root (out/bench/, docs/benchmarks.md,
+// notebooks/ are under it).
 func cmdBench(_ context.Context, e *env, args []string) int {
-	if err := os.Chdir(e.Root); err != nil {
-		fmt.Fprintf(e.Stderr, "bench: %v\n", err)
-		return exitFail
-	}
-	return mhabench.Main(args, e.Stdout, e.Stderr)
+	return bench.Main(e.Root, args, e.Stdout, e.Stderr)
 }

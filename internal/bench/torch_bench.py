@@ -1,4 +1,4 @@
-# PyTorch side of attnbook's multi-head attention bench (internal/mhabench, `go run ./kernel bench`).
+# PyTorch side of attnbook's bench (internal/bench, `go run ./kernel bench`).
 #
 # The Go runner starts this script once and talks to it in JSON lines, one request on stdin, one
 # reply on stdout, so the process (and PyTorch's thread pool) stays alive across the interleaved
@@ -10,7 +10,14 @@
 #           "seconds": {...}, "reference": {...}}  (check: each formulation's forward output vs
 #           the chapter's; seconds: how long that first forward call took)
 #   {"cmd": "run", "impl": "chapter", "mode": "forward"}  -> {"ok": true, "seconds": 0.123}
+#   {"cmd": "info", "threads": 2}  -> {"ok": true, "torch": "1.13.1", "blas": [...], ...}
+#   {"cmd": "matmul", "n": 1024}  -> {"ok": true, "seconds": 0.05}  ((a @ b).sum() of two [n, n] float32)
 #   {"cmd": "quit"}
+#
+# The Go side starts it twice on CPU: as Debian installs it (libblas.so.3, the reference BLAS) and
+# with LD_LIBRARY_PATH pointing at OpenBLAS's libblas.so.3; "blas" in the replies lists the BLAS
+# libraries actually mapped into the process (/proc/self/maps), so a table never claims OpenBLAS
+# that was not loaded.
 #
 # Errors are replies too: {"ok": false, "error": "..."}. The input and the weights are drawn as the
 # Go side draws them (pkg/torchrand reproduces PyTorch's generator bit for bit):
@@ -151,15 +158,18 @@ class TorchMHA(nn.Module):
         return self.mha(x, x, x, attn_mask=self.mask[:t, :t], need_weights=False)[0]
 
 
-class Fast(nn.Module):
-    """The Go fast formulation in PyTorch: 1/sqrt(hd) folded into W_query, one QKV projection,
-    causal query blocks that only multiply with the keys up to their end, additive -inf bias."""
+FAST_BLOCK = 128  # pkg/attention's fastBlock
 
-    def __init__(self, d, context_length, num_heads, blocks):
+
+class Fast(nn.Module):
+    """pkg/attention's fast formulation (MultiHeadAttention.SetFast) in PyTorch: 1/sqrt(hd) folded
+    into W_query, queries in blocks of 128 tokens that only meet the keys up to their block's end,
+    an additive 0/-inf bias, and the softmax normalized after the product with the values."""
+
+    def __init__(self, d, context_length, num_heads):
         super().__init__()
         self.num_heads = num_heads
         self.head_dim = d // num_heads
-        self.blocks = blocks
         self.qkv = nn.Linear(d, 3 * d, bias=False)
         self.proj = nn.Linear(d, d)
 
@@ -168,12 +178,13 @@ class Fast(nn.Module):
         qkv = self.qkv(x).view(b, t, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
         q, k, v = qkv.unbind(0)  # [B, H, T, hd], q already scaled
         parts = []
-        for i in range(self.blocks):
-            start, end = i * t // self.blocks, (i + 1) * t // self.blocks
+        for start in range(0, t, FAST_BLOCK):
+            end = min(start + FAST_BLOCK, t)
             scores = q[:, :, start:end] @ k[:, :, :end].transpose(-2, -1)
             future = torch.arange(end, device=x.device)[None, :] > torch.arange(start, end, device=x.device)[:, None]
             scores = scores + torch.zeros(end - start, end, device=x.device).masked_fill(future, -torch.inf)
-            parts.append(torch.softmax(scores, dim=-1) @ v[:, :, :end])
+            e = torch.exp(scores - scores.amax(dim=-1, keepdim=True).detach())
+            parts.append((e @ v[:, :, :end]) / e.sum(dim=-1, keepdim=True))
         context = torch.cat(parts, dim=2).transpose(1, 2).reshape(b, t, d)
         return self.proj(context)
 
@@ -195,12 +206,41 @@ class SDPA(nn.Module):
         return self.proj(context.transpose(1, 2).reshape(b, t, d))
 
 
-def fast_blocks(t):
-    """Same rule as mhabench.FastBlocks: blocks of at least 64 tokens, at most 8, dividing t."""
-    n = max(1, min(8, t // 64))
-    while t % n:
-        n -= 1
-    return n
+def blas_libraries():
+    """The BLAS libraries mapped into this process (Linux), e.g. .../openblas-pthread/libblas.so.3."""
+    libs = set()
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split()[-1]
+                name = path.rsplit("/", 1)[-1]
+                if "blas" in name or "lapack" in name:
+                    libs.add(path)
+    except OSError:
+        pass
+    return sorted(libs)
+
+
+def info(req):
+    torch.set_num_threads(int(req["threads"]))
+    return {"ok": True, "torch": torch.__version__, "python": sys.version.split()[0],
+            "threads": torch.get_num_threads(), "blas": blas_libraries(), "config": torch.__config__.show()}
+
+
+class Matmul:
+    """Two [n, n] float32 matrices; run times (a @ b).sum().item()."""
+
+    def __init__(self):
+        self.mats = {}
+
+    def run(self, n):
+        if n not in self.mats:
+            g = torch.Generator().manual_seed(n)
+            self.mats = {n: (torch.randn(n, n, generator=g), torch.randn(n, n, generator=g))}
+        a, b = self.mats[n]
+        start = time.perf_counter()
+        (a @ b).sum().item()
+        return time.perf_counter() - start
 
 
 class Bench:
@@ -248,7 +288,7 @@ class Bench:
             m.mha.out_proj.bias.copy_(bo)
             mods["torch_mha"] = m
 
-            m = Fast(d, t, h, fast_blocks(t))
+            m = Fast(d, t, h)
             m.qkv.weight.copy_(torch.cat([wq / math.sqrt(hd), wk, wv]))
             m.proj.weight.copy_(wo)
             m.proj.bias.copy_(bo)
@@ -261,7 +301,7 @@ class Bench:
                 m.proj.bias.copy_(bo)
                 mods["sdpa"] = m
             else:
-                self.notes.append("F.scaled_dot_product_attention is not in PyTorch %s (it came in 2.0): no sdpa row"
+                self.notes.append("F.scaled_dot_product_attention is not in PyTorch %s (it came in 2.0): no PyTorch time in the fused row"
                                   % torch.__version__)
 
         self.mods = {k: v.to(self.device).eval() for k, v in mods.items()}
@@ -309,6 +349,7 @@ class Bench:
 
 def main():
     bench = None
+    matmul = Matmul()
     for line in sys.stdin:
         line = line.strip()
         if not line:
@@ -318,9 +359,13 @@ def main():
             cmd = req.get("cmd")
             if cmd == "setup":
                 bench = Bench(req)
-                reply = {"ok": True, "torch": torch.__version__, "impls": list(bench.mods), "notes": bench.notes,
-                         "check": bench.check, "seconds": bench.seconds, "reference": bench.reference, "threads": torch.get_num_threads(),
-                         "python": sys.version.split()[0], "config": torch.__config__.show()}
+                reply = info(req)
+                reply.update({"impls": list(bench.mods), "notes": bench.notes, "check": bench.check,
+                              "seconds": bench.seconds, "reference": bench.reference})
+            elif cmd == "info":
+                reply = info(req)
+            elif cmd == "matmul":
+                reply = {"ok": True, "seconds": matmul.run(int(req["n"]))}
             elif cmd == "run":
                 reply = {"ok": True, "seconds": bench.run(req["impl"], req["mode"])}
             elif cmd == "quit":

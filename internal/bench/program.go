@@ -1,66 +1,54 @@
-package mhabench
+package bench
 
 import (
 	"fmt"
 	"math"
 	"time"
 
+	"github.com/attnbook/attnbook/pkg/benchdata"
 	"github.com/gomlx/compute"
 	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
 )
 
-// Mode is what a timed run computes.
-type Mode string
+// Mode is what a timed run computes (see [benchdata.Mode]).
+type Mode = benchdata.Mode
 
+// The modes.
 const (
-	// Forward is the output alone (and its sum, read back to wait for the result).
-	Forward Mode = "forward"
-	// Backward is forward + backward: graph.Gradient of the sum of the outputs with respect to
-	// the input and every weight (read back: the sum).
-	Backward Mode = "backward"
+	Forward  = benchdata.Forward
+	Backward = benchdata.Backward
+	Matmul   = benchdata.Matmul
 )
-
-// Label is how tables name the mode: "forward" or "fwd+bwd".
-func (m Mode) Label() string {
-	if m == Backward {
-		return "fwd+bwd"
-	}
-	return string(m)
-}
 
 // Program is one formulation compiled for one backend and mode, with its weights loaded.
 type Program struct {
-	Impl    Impl
-	Mode    Mode
-	Size    Size
-	backend compute.Backend
-	scope   *model.Scope
-	exec    *model.Exec
+	Impl Impl
+	Mode Mode
+	exec *model.Exec
 }
 
-// NewProgram loads w into a fresh context in im's layout and prepares (but does not yet
-// compile: GoMLX compiles on the first Run) the graph of mode on backend b.
+// NewProgram loads w into a fresh store in im's layout and prepares the graph of mode on
+// backend b (GoMLX compiles it on the first Run). Forward returns the output `[B, T, d]` and its
+// sum; Backward returns the gradient of the sum of the outputs with respect to the input
+// (first) and every weight, then the sum.
 func NewProgram(b compute.Backend, im Impl, mode Mode, w Weights, s Size) (p *Program, err error) {
 	defer catch(&err, "%s %s", im.Name, mode)
-	scope := model.New()
-	im.Load(scope, w, s)
-	p = &Program{Impl: im, Mode: mode, Size: s, backend: b, scope: scope}
-	heads := s.Heads
+	store := model.NewStore()
+	forward := im.Load(store, w, s)
 	var fn func(scope *model.Scope, x *Node) []*Node
 	switch mode {
 	case Forward:
 		fn = func(scope *model.Scope, x *Node) []*Node {
-			out := im.Build(scope, x, heads) // [B, T, d]
+			out := forward(scope, x) // [B, T, d]
 			return []*Node{out, ReduceAllSum(out)}
 		}
 	case Backward:
 		fn = func(scope *model.Scope, x *Node) []*Node {
-			out := im.Build(scope, x, heads) // [B, T, d]
-			loss := ReduceAllSum(out)
+			loss := ReduceAllSum(forward(scope, x))
 			wrt := []*Node{x}
-			for v := range scope.IterVariables() {
+			for v := range store.IterVariables() {
 				wrt = append(wrt, v.NodeValue(x.Graph()))
 			}
 			return append(Gradient(loss, wrt...), loss)
@@ -68,14 +56,15 @@ func NewProgram(b compute.Backend, im Impl, mode Mode, w Weights, s Size) (p *Pr
 	default:
 		return nil, fmt.Errorf("unknown mode %q", mode)
 	}
-	p.exec, err = model.NewExecAny(b, scope, fn)
-	return p, err
+	exec, err := model.NewExec(b, store, fn)
+	if err != nil {
+		return nil, err
+	}
+	return &Program{Impl: im, Mode: mode, exec: exec}, nil
 }
 
-// Run executes the program once on x and returns all outputs: for Forward the output `[B, T, d]`
-// and its sum; for Backward the gradients (input first, then the weights in Load's order) and the
-// sum. The sum is read back before Run returns, so the computation is finished. The caller owns
-// the outputs (FinalizeAll them).
+// Run executes the program once on x and returns all its outputs; the last (the sum) is read
+// back before Run returns, so the computation has finished. The caller owns the outputs.
 func (p *Program) Run(x *tensors.Tensor) (outs []*tensors.Tensor, err error) {
 	defer catch(&err, "%s %s", p.Impl.Name, p.Mode)
 	outs, err = p.exec.Exec(x)
@@ -99,7 +88,7 @@ func (p *Program) Time(x *tensors.Tensor) (time.Duration, error) {
 
 // Close frees the compiled program.
 func (p *Program) Close() {
-	if p.exec != nil {
+	if p != nil && p.exec != nil {
 		p.exec.Finalize()
 	}
 }

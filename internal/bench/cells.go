@@ -1,4 +1,4 @@
-package mhabench
+package bench
 
 import (
 	"encoding/json"
@@ -13,25 +13,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// CellTime is how long one code cell of a notebook took to run.
-//
-// Two sources: the lines `go run ./kernel run` prints ("  cell  4    0.70s  import …", nbclient's
-// execute_cell timed by the client, 10 ms resolution), and the executed notebook's timing
-// metadata, cell.metadata.execution["iopub.execute_input"] (the kernel starts the cell) to
-// ["shell.execute_reply"] (the kernel replies). GoNB stamps its messages to the whole second
-// (".000000Z", seen on notebooks executed here), so the metadata is only a fallback.
-type CellTime struct {
-	Index     int     `json:"index"` // 0-based among all cells
-	FirstLine string  `json:"first_line"`
-	Seconds   float64 `json:"seconds"`
-}
+	"github.com/attnbook/attnbook/pkg/benchdata"
+)
 
 // ParseCellTimes reads the code cells' timings from an executed notebook's metadata (nbformat 4
 // JSON; see CellTime for its resolution).
 // Cells without both timestamps (not executed) are left out.
-func ParseCellTimes(data []byte) ([]CellTime, error) {
+func ParseCellTimes(data []byte) ([]benchdata.CellTime, error) {
 	var nb struct {
 		Cells []struct {
 			CellType string          `json:"cell_type"`
@@ -44,7 +33,7 @@ func ParseCellTimes(data []byte) ([]CellTime, error) {
 	if err := json.Unmarshal(data, &nb); err != nil {
 		return nil, fmt.Errorf("not a notebook: %w", err)
 	}
-	var out []CellTime
+	var out []benchdata.CellTime
 	for i, c := range nb.Cells {
 		if c.CellType != "code" {
 			continue
@@ -62,7 +51,7 @@ func ParseCellTimes(data []byte) ([]CellTime, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cell %d: shell.execute_reply %q: %w", i, end, err)
 		}
-		out = append(out, CellTime{Index: i, FirstLine: firstLine(c.Source), Seconds: t1.Sub(t0).Seconds()})
+		out = append(out, benchdata.CellTime{Index: i, FirstLine: firstLine(c.Source), Seconds: t1.Sub(t0).Seconds()})
 	}
 	return out, nil
 }
@@ -72,8 +61,8 @@ var runCellLine = regexp.MustCompile(`^\s+cell\s+(\d+)\s+([0-9.]+)s\s+(?:FAILED 
 
 // ParseRunOutput reads the per-cell wall times `go run ./kernel run` prints, by notebook (the
 // path after "run: "). Lines it does not know are skipped.
-func ParseRunOutput(out string) map[string][]CellTime {
-	res := map[string][]CellTime{}
+func ParseRunOutput(out string) map[string][]benchdata.CellTime {
+	res := map[string][]benchdata.CellTime{}
 	current := ""
 	for _, line := range strings.Split(out, "\n") {
 		if name, ok := strings.CutPrefix(line, "run: "); ok && strings.HasSuffix(name, ".ipynb") {
@@ -89,7 +78,7 @@ func ParseRunOutput(out string) map[string][]CellTime {
 		if err1 != nil || err2 != nil {
 			continue
 		}
-		res[current] = append(res[current], CellTime{Index: idx, FirstLine: strings.TrimSpace(m[3]), Seconds: sec})
+		res[current] = append(res[current], benchdata.CellTime{Index: idx, FirstLine: strings.TrimSpace(m[3]), Seconds: sec})
 	}
 	return res
 }
@@ -109,111 +98,55 @@ func firstLine(src json.RawMessage) string {
 	return ""
 }
 
-// CellStats summarizes cell latency over notebooks: the first code cell of each notebook is
-// cold (GoNB builds its module and links the first program), every later one warm.
-type CellStats struct {
-	Notebooks   []NotebookCells `json:"notebooks"`
-	ColdMedianS float64         `json:"cold_first_cell_median_s"`
-	ColdMaxS    float64         `json:"cold_first_cell_max_s"`
-	WarmMedianS float64         `json:"warm_cell_median_s"`
-	WarmP90S    float64         `json:"warm_cell_p90_s"`
-	WarmCells   int             `json:"warm_cells"`
-	RunSeconds  float64         `json:"kernel_run_s"` // wall time of `go run ./kernel run` (incl. building the command)
-	RunExit     int             `json:"kernel_run_exit"`
-}
-
-// NotebookCells is one executed notebook's cell timings.
-type NotebookCells struct {
-	Notebook string     `json:"notebook"`
-	Cells    []CellTime `json:"cells"`
-}
-
-// SummarizeCells computes the cold and warm statistics.
-func SummarizeCells(nbs []NotebookCells) *CellStats {
-	st := &CellStats{Notebooks: nbs}
-	var cold, warm []float64
-	for _, nb := range nbs {
-		for i, c := range nb.Cells {
-			if i == 0 {
-				cold = append(cold, c.Seconds)
-			} else {
-				warm = append(warm, c.Seconds)
-			}
-		}
-	}
-	if len(cold) > 0 {
-		st.ColdMedianS = round3(median(cold))
-		st.ColdMaxS = round3(slicesMax(cold))
-	}
-	if len(warm) > 0 {
-		st.WarmMedianS = round3(median(warm))
-		st.WarmP90S = round3(quantile(warm, 0.9))
-	}
-	st.WarmCells = len(warm)
-	return st
-}
-
-func slicesMax(xs []float64) float64 {
-	m := math.Inf(-1)
-	for _, x := range xs {
-		m = max(m, x)
-	}
-	return m
-}
-
-// mainCells is `bench --cells`: it executes every notebook with `go run ./kernel run -o DIR`,
-// then reads the executed copies' timings.
-func mainCells(o Options, stdout, stderr io.Writer) int {
+// RunCells is `bench --cells`: it executes every notebook with `go run ./kernel run -o DIR`,
+// then reads the per-cell times it printed (or, failing that, the executed copies' metadata).
+// It returns the report also when a notebook failed (the error then says so).
+func RunCells(o Options, progress io.Writer) (*benchdata.Report, error) {
 	notebooks, _ := filepath.Glob(filepath.Join(o.Root, "notebooks", "*.ipynb"))
 	if len(notebooks) == 0 {
-		fmt.Fprintf(stderr, "bench: no notebooks in %s\n", filepath.Join(o.Root, "notebooks"))
-		return 1
+		return nil, fmt.Errorf("no notebooks in %s", filepath.Join(o.Root, "notebooks"))
 	}
 	sort.Strings(notebooks)
 	dir := filepath.Join(o.Out, "executed")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		fmt.Fprintf(stderr, "bench: %v\n", err)
-		return 1
+		return nil, err
 	}
 	args := append([]string{"run", "./kernel", "run", "-o", dir}, notebooks...)
-	fmt.Fprintf(stderr, "bench: go %s\n", strings.Join(args, " "))
+	fmt.Fprintf(progress, "bench: go %s\n", strings.Join(args, " "))
 	cmd := exec.Command("go", args...)
 	cmd.Dir = o.Root
 	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(stderr, &out), stderr
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(progress, &out), progress
 	start := time.Now()
 	runErr := cmd.Run()
 	elapsed := time.Since(start)
 	printed := ParseRunOutput(out.String())
 
-	var nbs []NotebookCells
+	var nbs []benchdata.NotebookCells
 	source := map[string]int{}
 	for _, src := range notebooks {
 		rel := "notebooks/" + filepath.Base(src)
 		if cells, ok := printed[rel]; ok && len(cells) > 0 {
-			nbs = append(nbs, NotebookCells{Notebook: rel, Cells: cells})
+			nbs = append(nbs, benchdata.NotebookCells{Notebook: rel, Cells: cells})
 			source["printed by kernel run"]++
 			continue
 		}
 		path := filepath.Join(dir, filepath.Base(src))
 		data, err := os.ReadFile(path)
 		if err != nil {
-			fmt.Fprintf(stderr, "bench: %s: not executed (%v)\n", filepath.Base(src), err)
+			fmt.Fprintf(progress, "bench: %s: not executed (%v)\n", filepath.Base(src), err)
 			continue
 		}
 		cells, err := ParseCellTimes(data)
 		if err != nil {
-			fmt.Fprintf(stderr, "bench: %s: %v\n", path, err)
+			fmt.Fprintf(progress, "bench: %s: %v\n", path, err)
 			continue
 		}
-		nbs = append(nbs, NotebookCells{Notebook: rel, Cells: cells})
+		nbs = append(nbs, benchdata.NotebookCells{Notebook: rel, Cells: cells})
 		source["executed notebook metadata (1 s resolution)"]++
 	}
 	rep := newReport(o)
-	rep.Label = "cells"
-	rep.Size = Size{}
-	rep.GFLOP = 0
-	rep.Cells = SummarizeCells(nbs)
+	rep.Cells = benchdata.SummarizeCells(nbs)
 	rep.Cells.RunSeconds = math.Round(elapsed.Seconds()*10) / 10
 	if runErr != nil {
 		rep.Cells.RunExit = 1
@@ -228,23 +161,17 @@ func mainCells(o Options, stdout, stderr io.Writer) int {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d notebook(s): cell times %s", n, what))
 	}
 	sort.Strings(rep.Notes)
-	if err := writeOutputs(o, rep, stdout); err != nil {
-		fmt.Fprintf(stderr, "bench: %v\n", err)
-		return 1
+	switch {
+	case runErr != nil:
+		return rep, fmt.Errorf("go run ./kernel run: %w", runErr)
+	case len(nbs) == 0:
+		return rep, fmt.Errorf("no cell timings found")
 	}
-	fmt.Fprint(stdout, rep.CellsText())
-	if runErr != nil || len(nbs) == 0 {
-		return 1
-	}
-	return 0
+	return rep, nil
 }
 
 // CellsText is the cell-latency summary as text.
-func (r *Report) CellsText() string {
-	c := r.Cells
-	if c == nil {
-		return ""
-	}
+func CellsText(c *benchdata.CellStats) string {
 	var b strings.Builder
 	for _, nb := range c.Notebooks {
 		fmt.Fprintf(&b, "%s: %d code cells", nb.Notebook, len(nb.Cells))
@@ -255,7 +182,7 @@ func (r *Report) CellsText() string {
 				rest = append(rest, x.Seconds)
 			}
 			if len(rest) > 0 {
-				fmt.Fprintf(&b, ", later median %.2fs", median(rest))
+				fmt.Fprintf(&b, ", later median %.2fs", benchdata.Median(rest))
 			}
 		}
 		b.WriteString("\n")

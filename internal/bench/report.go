@@ -1,0 +1,296 @@
+package bench
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/attnbook/attnbook/pkg/benchdata"
+)
+
+// newReport starts the report of a run of o.
+func newReport(o Options) *benchdata.Report {
+	label := "custom"
+	switch {
+	case o.Cells:
+		label = "cells"
+	case slices.Contains(o.Modes, Matmul):
+		label = "matmul"
+	case o.Quick && o.Size == benchdata.Quick:
+		label = "quick"
+	case o.Size == benchdata.Full:
+		label = "full"
+	}
+	r := &benchdata.Report{
+		Schema:   benchdata.Schema,
+		Label:    label,
+		Date:     time.Now().UTC().Format(time.RFC3339),
+		Command:  strings.TrimSpace("go run ./kernel bench " + strings.Join(o.Args, " ")),
+		Machine:  machineInfo(),
+		Versions: benchdata.Versions{Go: runtime.Version(), GoExperiment: goExperiment(), GoMLX: moduleVersion("github.com/gomlx/gomlx")},
+		Threads:  runtime.GOMAXPROCS(0),
+		Load:     [2]string{loadAvg(), ""},
+	}
+	if label != "cells" && label != "matmul" {
+		r.Size = o.Size
+	}
+	return r
+}
+
+// finish computes the statistics and closes the report's timing.
+func finish(r *benchdata.Report, start time.Time) {
+	r.Finish()
+	r.Seconds = math.Round(time.Since(start).Seconds()*10) / 10
+	r.Load[1] = loadAvg()
+}
+
+// goExperiment is the GOEXPERIMENT this binary was built with, from its build information.
+func goExperiment() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "GOEXPERIMENT" {
+				return s.Value
+			}
+		}
+	}
+	return ""
+}
+
+// hasSIMD reports whether this binary was built with GOEXPERIMENT=simd, which GoMLX's pure-Go
+// backend needs for its AVX2/AVX-512 matrix kernels.
+func hasSIMD() bool {
+	for _, e := range strings.Split(goExperiment(), ",") {
+		if e == "simd" {
+			return true
+		}
+	}
+	return false
+}
+
+// moduleVersion is the version of module path this binary was built with.
+func moduleVersion(path string) string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == path {
+				if d.Replace != nil {
+					return d.Replace.Version
+				}
+				return d.Version
+			}
+		}
+	}
+	return "unknown"
+}
+
+// loadAvg is the 1-minute load average from /proc/loadavg, or "".
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	if f := strings.Fields(string(data)); len(f) > 0 {
+		return f[0]
+	}
+	return ""
+}
+
+// cpuInfo is what the bench reads from /proc/cpuinfo (Linux): the first processor's model name,
+// "cpu MHz" and flags.
+type cpuInfo struct {
+	model string
+	mhz   float64
+	flags []string
+}
+
+func readCPUInfo() cpuInfo {
+	var c cpuInfo
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return c
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		switch {
+		case k == "model name" && c.model == "":
+			c.model = v
+		case k == "cpu MHz" && c.mhz == 0:
+			c.mhz, _ = strconv.ParseFloat(v, 64)
+		case k == "flags" && c.flags == nil:
+			c.flags = strings.Fields(v)
+		}
+	}
+	return c
+}
+
+// machineInfo describes this machine.
+func machineInfo() benchdata.Machine {
+	c := readCPUInfo()
+	m := benchdata.Machine{CPU: c.model, Cores: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		MHz: int(math.Round(c.mhz)), OS: runtime.GOOS + "/" + runtime.GOARCH}
+	if m.CPU == "" {
+		m.CPU = runtime.GOARCH
+	}
+	var simd []string
+	for _, f := range []string{"avx2", "fma", "avx512f", "avx512_bf16", "amx_tile"} {
+		if slices.Contains(c.flags, f) {
+			simd = append(simd, f)
+		}
+	}
+	m.Flags = strings.Join(simd, " ")
+	if mem := memTotal(); mem > 0 {
+		m.MemoryGiB = int(math.Round(float64(mem) / (1 << 30)))
+	}
+	return m
+}
+
+// Peak computes the machine's float32 peak from /proc/cpuinfo: cores × GHz × FLOP per cycle per
+// core, where a core with AVX-512 does 2 FMA units × 16 float32 lanes × 2 FLOP (multiply and
+// add) = 64 per cycle, with AVX2 and FMA 2 × 8 × 2 = 32. The number of FMA units cannot be read
+// from /proc/cpuinfo: 2 is what Intel's Xeon Scalable Gold and Platinum and AMD's Zen have (some
+// Xeon Silver and Bronze have one 512-bit unit). GHz is "cpu MHz", the nominal clock in a VM
+// (the AVX-512 clock under load may be lower, which would put the true peak lower still).
+func Peak() *benchdata.Peak {
+	c := readCPUInfo()
+	if c.mhz == 0 {
+		return nil
+	}
+	p := &benchdata.Peak{Cores: runtime.NumCPU(), GHz: math.Round(c.mhz) / 1000}
+	var how string
+	switch {
+	case slices.Contains(c.flags, "avx512f"):
+		p.FLOPPerCycle, how = 64, "AVX-512: 2 FMA units × 16 float32 lanes × 2 FLOP"
+	case slices.Contains(c.flags, "avx2") && slices.Contains(c.flags, "fma"):
+		p.FLOPPerCycle, how = 32, "AVX2: 2 FMA units × 8 float32 lanes × 2 FLOP"
+	default:
+		p.FLOPPerCycle, how = 8, "SSE: 2 units × 4 float32 lanes"
+	}
+	p.GFLOPS = float64(p.Cores) * p.GHz * float64(p.FLOPPerCycle)
+	p.Formula = fmt.Sprintf("%d cores × %.3f GHz (/proc/cpuinfo cpu MHz) × %d FLOP/cycle (%s; 2 units assumed: /proc/cpuinfo cannot tell) = %.1f GFLOP/s",
+		p.Cores, p.GHz, p.FLOPPerCycle, how, p.GFLOPS)
+	return p
+}
+
+// memTotal is the machine's memory in bytes (Linux /proc/meminfo), or 0 if unknown.
+func memTotal() int64 {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	var kb int64
+	if _, err := fmt.Sscanf(string(data), "MemTotal: %d kB", &kb); err != nil {
+		return 0
+	}
+	return kb << 10
+}
+
+// writeOutputs writes results.json into o.Out and, with o.WriteDocs, updates the docs.
+func writeOutputs(o Options, r *benchdata.Report, stdout io.Writer) error {
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(o.Out, "results.json")
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", path)
+	if o.WriteDocs {
+		if err := WriteDocs(o.Root, r); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "updated docs/benchmarks.md and docs/benchmarks.json (section %q)\n", r.Label)
+	}
+	return nil
+}
+
+// Markers delimit the generated section of one label in docs/benchmarks.md.
+func Markers(label string) (begin, end string) {
+	return "<!-- bench:" + label + ":begin -->", "<!-- bench:" + label + ":end -->"
+}
+
+// WriteDocs stores r under its label in docs/benchmarks.json (dropping runs of an older schema)
+// and rewrites its section of docs/benchmarks.md (between [Markers]; appended when missing).
+func WriteDocs(root string, r *benchdata.Report) error {
+	all, err := benchdata.Load(root)
+	if err != nil {
+		if !os.IsNotExist(err) && !strings.Contains(err.Error(), "schema") {
+			return err
+		}
+		all = &benchdata.File{Runs: map[string]*benchdata.Report{}}
+	}
+	all.Schema = benchdata.Schema
+	all.Runs[r.Label] = r
+	data, err := json.MarshalIndent(all, "", " ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(root, "docs"), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(benchdata.Path(root), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	mdPath := filepath.Join(root, "docs", "benchmarks.md")
+	md, err := os.ReadFile(mdPath)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return os.WriteFile(mdPath, []byte(ReplaceSection(string(md), r.Label, r.Markdown())), 0o644)
+}
+
+// RenderDocs rewrites every section of docs/benchmarks.md from docs/benchmarks.json, measuring
+// nothing: for when the generated text changes. It returns the labels rendered.
+func RenderDocs(root string) ([]string, error) {
+	all, err := benchdata.Load(root)
+	if err != nil {
+		return nil, err
+	}
+	mdPath := filepath.Join(root, "docs", "benchmarks.md")
+	md, err := os.ReadFile(mdPath)
+	if err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	out := string(md)
+	labels := slices.Sorted(maps.Keys(all.Runs))
+	for _, label := range labels {
+		out = ReplaceSection(out, label, all.Runs[label].Markdown())
+	}
+	return labels, os.WriteFile(mdPath, []byte(out), 0o644)
+}
+
+// ReplaceSection replaces what lies between label's markers in doc with body, or appends the
+// markers and body when doc has none.
+func ReplaceSection(doc, label, body string) string {
+	begin, end := Markers(label)
+	section := begin + "\n" + strings.TrimRight(body, "\n") + "\n" + end
+	i := strings.Index(doc, begin)
+	j := strings.Index(doc, end)
+	if i < 0 || j < i {
+		if doc != "" && !strings.HasSuffix(doc, "\n\n") {
+			doc = strings.TrimRight(doc, "\n") + "\n\n"
+		}
+		return doc + section + "\n"
+	}
+	return doc[:i] + section + doc[j+len(end):]
+}

@@ -1,0 +1,102 @@
+package bench
+
+import (
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/attnbook/attnbook/pkg/benchdata"
+)
+
+func TestParseCellTimes(t *testing.T) {
+	data, err := os.ReadFile("testdata/executed.ipynb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := ParseCellTimes(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []benchdata.CellTime{{Index: 1, FirstLine: `import "fmt"`, Seconds: 4.5}, {Index: 2, FirstLine: "%%", Seconds: 0.75}, {Index: 4, FirstLine: "%%", Seconds: 1.25}}
+	if len(cells) != len(want) {
+		t.Fatalf("got %d cells %+v, want %d", len(cells), cells, len(want))
+	}
+	for i, c := range cells {
+		if c.Index != want[i].Index || c.FirstLine != want[i].FirstLine || math.Abs(c.Seconds-want[i].Seconds) > 1e-9 {
+			t.Errorf("cell %d = %+v, want %+v", i, c, want[i])
+		}
+	}
+	st := benchdata.SummarizeCells([]benchdata.NotebookCells{{Notebook: "a", Cells: cells}, {Notebook: "b", Cells: cells[:2]}})
+	if st.ColdMedianS != 4.5 || st.WarmCells != 3 || st.WarmMedianS != 0.75 || st.WarmP90S != 1.15 {
+		t.Errorf("stats %+v: want cold 4.5, 3 warm cells, median 0.75, p90 1.15", st)
+	}
+	if _, err := ParseCellTimes([]byte("not json")); err == nil {
+		t.Error("no error for a broken notebook")
+	}
+	bad := strings.Replace(string(data), "2025-11-21T00:10:05.350000Z", "yesterday", 1)
+	if _, err := ParseCellTimes([]byte(bad)); err == nil || !strings.Contains(err.Error(), "cell 2") {
+		t.Errorf("bad timestamp: err %v, want one naming cell 2", err)
+	}
+}
+
+func TestParseRunOutput(t *testing.T) {
+	out := `run: notebooks/00_start_here.ipynb
+  kernel attnbook started in 0.47s
+  cell  2    0.69s  import (
+  cell  4   12.70s  FAILED import "x"
+      | main.go:3: something
+run: ok notebooks/00_start_here.ipynb: 5 code cells in 5.2s (median 0.70s per cell) → out/x.ipynb
+run: notebooks/09_mha_implementations.ipynb
+  cell 10    1.10s  %%
+`
+	got := ParseRunOutput(out)
+	a, b := got["notebooks/00_start_here.ipynb"], got["notebooks/09_mha_implementations.ipynb"]
+	if len(got) != 2 || len(a) != 2 || len(b) != 1 {
+		t.Fatalf("ParseRunOutput = %+v", got)
+	}
+	if a[0] != (benchdata.CellTime{Index: 2, FirstLine: "import (", Seconds: 0.69}) || a[1] != (benchdata.CellTime{Index: 4, FirstLine: `import "x"`, Seconds: 12.7}) || b[0] != (benchdata.CellTime{Index: 10, FirstLine: "%%", Seconds: 1.1}) {
+		t.Errorf("ParseRunOutput = %+v", got)
+	}
+}
+
+func TestReplaceSection(t *testing.T) {
+	doc := "# Benchmarks\n\nintro\n"
+	doc = ReplaceSection(doc, "quick", "one")
+	doc = ReplaceSection(doc, "full", "two")
+	doc = ReplaceSection(doc, "quick", "three\n")
+	want := "# Benchmarks\n\nintro\n\n<!-- bench:quick:begin -->\nthree\n<!-- bench:quick:end -->\n\n" +
+		"<!-- bench:full:begin -->\ntwo\n<!-- bench:full:end -->\n"
+	if doc != want {
+		t.Errorf("got\n%s\nwant\n%s", doc, want)
+	}
+}
+
+// TestWriteDocs: a report lands under its label in docs/benchmarks.json (which benchdata.Load
+// reads back) and in its section of docs/benchmarks.md; a file of the old schema is replaced.
+func TestWriteDocs(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Mkdir(root+"/docs", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(benchdata.Path(root), []byte(`{"schema": 1, "runs": {"quick": {}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &benchdata.Report{Label: "quick", Size: benchdata.Quick, Series: []benchdata.Series{{Framework: "go", Backend: "go", Name: "GoMLX go (SIMD)"}},
+		Results: []*benchdata.Result{{Impl: "chapter", Framework: "go", Backend: "go", Mode: Forward, RunsMS: []float64{2, 3, 4}}}}
+	r.Finish()
+	if err := WriteDocs(root, r); err != nil {
+		t.Fatal(err)
+	}
+	f, err := benchdata.Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Runs["quick"].Find("chapter", "go/go", Forward); got == nil || got.MedianMS != 3 {
+		t.Errorf("loaded %+v", got)
+	}
+	md, _ := os.ReadFile(root + "/docs/benchmarks.md")
+	if !strings.Contains(string(md), "<!-- bench:quick:begin -->") || !strings.Contains(string(md), "| chapter | 3.00 (2.00) | 1.00x |") {
+		t.Errorf("benchmarks.md:\n%s", md)
+	}
+}

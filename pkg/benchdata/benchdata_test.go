@@ -1,0 +1,132 @@
+package benchdata
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeReport has two formulations on GoMLX's go backend and two PyTorch builds, forward only.
+func fakeReport() *Report {
+	r := &Report{Schema: Schema, Label: "quick", Size: Quick, Threads: 2,
+		Machine: Machine{CPU: "Test CPU", Cores: 2, GOMAXPROCS: 2, OS: "linux/amd64"},
+		Series: []Series{{"go", "go", "GoMLX go (SIMD)"}, {"pytorch", "reference-blas", "PyTorch (reference BLAS)"}, {"pytorch", "openblas", "PyTorch (OpenBLAS)"}}}
+	add := func(impl, key string, runs ...float64) {
+		fw, be, _ := strings.Cut(key, "/")
+		r.Results = append(r.Results, &Result{Impl: impl, Name: impl, Framework: fw, Backend: be, Mode: Forward, RunsMS: runs})
+	}
+	add("chapter", "go/go", 30, 20, 40)
+	add("chapter", "pytorch/reference-blas", 60, 60, 60)
+	add("chapter", "pytorch/openblas", 15, 15, 15)
+	add("fast", "go/go", 10, 11, 9)
+	add("fast", "pytorch/reference-blas", 50, 50)
+	r.Results = append(r.Results, &Result{Impl: "fast", Framework: "pytorch", Backend: "openblas", Mode: Forward, Error: "unsupported: not here"})
+	r.Checks = []Check{{What: "a vs b", RelErr: 1e-7, OK: true}}
+	r.Finish()
+	return r
+}
+
+func TestTables(t *testing.T) {
+	r := fakeReport()
+	if got := r.Find("chapter", "go/go", Forward); got == nil || got.MedianMS != 30 || got.MinMS != 20 || got.MaxMS != 40 {
+		t.Fatalf("Find = %+v, want median 30, min 20, max 40", got)
+	}
+	if got, want := r.Find("chapter", "go/go", Forward).GFLOPS, Quick.FLOPs()/0.030/1e9; math.Abs(got-want) > 1e-3 {
+		t.Errorf("GFLOPS = %g, want %g", got, want)
+	}
+	if r.Find("fast", "pytorch/openblas", Forward) != nil {
+		t.Error("Find returned an untimed result")
+	}
+	if got := r.Ratio("chapter", "go/go", "pytorch/openblas", Forward); got != 2 {
+		t.Errorf("Ratio = %g, want 2", got)
+	}
+	tables := r.Tables()
+	if len(tables) != 1 {
+		t.Fatalf("%d tables", len(tables))
+	}
+	want := [][]string{
+		{"chapter", "30.0 (20.0)", "60.0 (60.0)", "15.0 (15.0)", "3.0x", "0.50x", "2.0x"},
+		{"fast", "10.0 (9.00)", "50.0 (50.0)", "n/a", "1.00x", "0.20x", "—"},
+	}
+	if got := fmt.Sprint(tables[0].Rows); got != fmt.Sprint(want) {
+		t.Errorf("rows\n%v\nwant\n%v", got, want)
+	}
+	if h := strings.Join(tables[0].Header, " | "); h != "formulation | GoMLX go (SIMD) | PyTorch (reference BLAS) | PyTorch (OpenBLAS) | vs fastest | ÷ PyTorch (reference BLAS) | ÷ PyTorch (OpenBLAS)" {
+		t.Errorf("header %q", h)
+	}
+	md := r.Markdown()
+	for _, s := range []string{"| chapter | 30.0 (20.0) | 60.0 (60.0) | 15.0 (15.0) | 3.0x | 0.50x | 2.0x |", "Test CPU, 2 cores",
+		"1 of 1 comparisons agree", "GOEXPERIMENT none"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("Markdown() lacks %q:\n%s", s, md)
+		}
+	}
+	if txt := r.Text(); !strings.Contains(txt, "  fast             10.0 (9.00)") {
+		t.Errorf("Text():\n%s", txt)
+	}
+}
+
+func TestMatmulTable(t *testing.T) {
+	r := &Report{Label: "matmul", Peak: &Peak{GFLOPS: 200},
+		Series: []Series{{"go", "go", "GoMLX go (SIMD)"}, {"go", "go-nosimd", "GoMLX go (no SIMD)"}}}
+	r.Results = []*Result{
+		{Impl: "1024", Framework: "go", Backend: "go", Mode: Matmul, RunsMS: []float64{21.47483648}}, // 2·1024³ FLOP in 21.47 ms: 100 GFLOP/s
+		{Impl: "1024", Framework: "go", Backend: "go-nosimd", Mode: Matmul, RunsMS: []float64{1073.741824}},
+	}
+	r.Finish()
+	if g := r.Results[0].GFLOPS; math.Abs(g-100) > 0.01 {
+		t.Fatalf("GFLOPS %g, want 100", g)
+	}
+	rows := r.Tables()[0].Rows
+	if want := "[[1024 100.0 (21.5 ms) 2.0 (1074 ms) 50% 1%]]"; fmt.Sprint(rows) != want {
+		t.Errorf("rows %v, want %s", rows, want)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	root := t.TempDir()
+	if _, err := Load(root); err == nil {
+		t.Error("no error for a missing file")
+	}
+	os.Mkdir(filepath.Join(root, "docs"), 0o755)
+	os.WriteFile(Path(root), []byte(`{"schema": 1, "runs": {}}`), 0o644)
+	if _, err := Load(root); err == nil || !strings.Contains(err.Error(), "schema 1") {
+		t.Errorf("old schema: err %v", err)
+	}
+	os.WriteFile(Path(root), []byte(`{"schema": 2, "runs": {"quick": {"label": "quick", "results": [{"impl": "chapter", "framework": "go", "backend": "go", "mode": "forward", "median_ms": 5}]}}}`), 0o644)
+	f, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := f.Runs["quick"].Find("chapter", "go/go", Forward); r == nil || r.MedianMS != 5 {
+		t.Errorf("Find after Load = %+v", r)
+	}
+}
+
+func TestSizeAndStats(t *testing.T) {
+	if got := Full.FLOPs(); math.Abs(got-64.4e9) > 0.1e9 {
+		t.Errorf("Full.FLOPs() = %g, want 64.4e9", got)
+	}
+	for _, tc := range []struct {
+		s  Size
+		ok bool
+	}{{Full, true}, {Quick, true}, {Size{1, 1, 6, 4}, false}, {Size{0, 1, 4, 4}, false}} {
+		if err := tc.s.Check(); (err == nil) != tc.ok {
+			t.Errorf("%s: Check() = %v", tc.s, err)
+		}
+	}
+	if m := Median([]float64{3, 1, 2, 10}); m != 2.5 {
+		t.Errorf("Median = %g", m)
+	}
+	if q := Quantile([]float64{1, 2, 3, 4, 5}, 0.9); math.Abs(q-4.6) > 1e-12 {
+		t.Errorf("Quantile = %g", q)
+	}
+	for x, want := range map[float64]string{0.834: "0.83x", 3.14: "3.1x", 12.4: "12x", 0: "—"} {
+		if got := FormatRatio(x); got != want {
+			t.Errorf("FormatRatio(%g) = %q, want %q", x, got, want)
+		}
+	}
+}
