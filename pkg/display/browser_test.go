@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"image/png"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,6 +63,8 @@ func browserPage(t *testing.T) (page string, cells int) {
 		{Heatmap(ramp(300*300, func(i int) float32 { return float32((i/300)*(i%300)%97) / 97 }, 300, 300)).Title("300×300, downsampled"), 43 * 43}, // blocks of 7×7
 		{HeadSplit(3, 2, 3).Tokens("Your", "journey", pwnScript).WithoutTranspose().Title("The reshape pitfall"), 0},
 		{Table(seedCausalWeights()).Title("attn_weights "+pwnScript).Labels(0, tokens...), 0},
+		{BarChart("wrapper", "chapter", pwnScript).Series("GoMLX", 800, 400, 200).Series("PyTorch "+pwnImg, 400, math.NaN(), 100).
+			Unit(" ms").Reference(300, "target "+pwnScript).Title("Bars "+pwnScript).Note("shorter is faster"), 0},
 	}
 	var sb strings.Builder
 	sb.WriteString(`<!doctype html><html><head><meta charset="utf-8"><title>attnbook display</title></head>` +
@@ -120,7 +123,9 @@ func TestBrowser(t *testing.T) {
 		Pwned                                       string
 		LabelAsText, TitleAsText, TooltipAsText     bool
 		Escaped                                     []string
-		Masked0, Dropped0, Full0                    []float64
+		Masked0, Dropped0, Full0, Bar0              []float64
+		BarWidths                                   []float64
+		BarLabelAsText                              bool
 	}
 	const js = `(() => {
 	const r = {};
@@ -151,6 +156,9 @@ func TestBrowser(t *testing.T) {
 	r.Masked0 = box(document.querySelector('svg rect.cell.masked'));
 	r.Dropped0 = box(document.querySelector('svg rect.cell.dropped'));
 	r.Full0 = box(document.querySelector('svg rect.cell[data-row="0"][data-col="0"]'));
+	r.BarWidths = Array.from(document.querySelectorAll('svg.attnbook-barchart rect.bar')).map(e => e.getBoundingClientRect().width);
+	r.Bar0 = box(document.querySelector('svg.attnbook-barchart rect.bar'));
+	r.BarLabelAsText = Array.from(document.querySelectorAll('svg.attnbook-barchart text.category')).some(e => e.textContent === '<script>window.pwned=1</script>');
 	return r;
 })()`
 	var shot []byte
@@ -182,6 +190,20 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("%d texts are drawn outside their SVG (cut off): %v", len(facts.Escaped), facts.Escaped)
 	}
 
+	// The bar chart: 5 bars (one value is NaN), lengths proportional to 800, 400, 400, 200, 100.
+	if len(facts.BarWidths) != 5 {
+		t.Errorf("%d bars drawn, want 5", len(facts.BarWidths))
+	} else {
+		for i, v := range []float64{800, 400, 400, 200, 100} {
+			if got := facts.BarWidths[i] / facts.BarWidths[0]; abs(got-v/800) > 0.01 {
+				t.Errorf("bar %d is %.3f of the first bar's length, want %.3f", i, got, v/800)
+			}
+		}
+	}
+	if !facts.BarLabelAsText {
+		t.Errorf("the bar chart's malicious category label is not shown as text")
+	}
+
 	// Look at the pixels.
 	img, err := png.Decode(bytes.NewReader(shot))
 	if err != nil {
@@ -206,6 +228,10 @@ func TestBrowser(t *testing.T) {
 	frame := []float64{facts.Dropped0[0] + 2, facts.Dropped0[1] + facts.Dropped0[3]/2, 1, 1}
 	if r, g, b := avg(frame, 0); !(r > 180 && g > 60 && g < 160 && b < 80) {
 		t.Errorf("a dropped cell's frame looks (%.0f, %.0f, %.0f), want orange", r, g, b)
+	}
+
+	if r, g, b := avg(facts.Bar0, 3); !(abs(r-0x00) < 30 && abs(g-0xad) < 30 && abs(b-0xd8) < 30) {
+		t.Errorf("the first bar looks (%.0f, %.0f, %.0f), want Go blue (0, 173, 216)", r, g, b)
 	}
 
 	shotPath := filepath.Join(dir, "display-screenshot.png")

@@ -200,3 +200,28 @@ func ExampleHeadSplit() {
 	// true true
 	// true
 }
+
+// BarChart draws notebook 09's comparison (the numbers here are made up): the forward time of
+// each formulation in GoMLX and in two PyTorch builds, then the same as ratios to one of them,
+// with a dashed line at 1. In a notebook: display.ShowFigure(display.BarChart(…)…).
+func ExampleBarChart() {
+	formulations := []string{"wrapper", "chapter", "fast"}
+	svg, err := display.BarChart(formulations...).
+		Series("GoMLX (pure Go)", 900, 800, 650).
+		Series("PyTorch (reference BLAS)", 12000, 11500, 11000).
+		Series("PyTorch (OpenBLAS)", 950, 850, math.NaN()). // NaN: not measured, drawn as "n/a"
+		Unit(" ms").Title("MHA forward, median").Note("shorter is faster").Done()
+	fmt.Println(err, strings.Count(svg, `class="bar"`), strings.Contains(svg, ">650 ms<"), strings.Contains(svg, ">n/a<"))
+
+	svg, err = display.BarChart(formulations...).
+		Series("GoMLX / PyTorch (OpenBLAS)", 900.0/950, 800.0/850, math.NaN()).
+		Unit("×").Reference(1, "as fast as PyTorch").Title("GoMLX time / PyTorch time").Done()
+	fmt.Println(err, strings.Count(svg, `class="bar"`), strings.Contains(svg, ">0.95×<"), strings.Contains(svg, ">as fast as PyTorch<"))
+
+	_, err = display.BarChart(formulations...).Series("GoMLX", 900, 800).Done()
+	fmt.Println(err)
+	// Output:
+	// <nil> 8 true true
+	// <nil> 2 true true
+	// display.BarChart: series "GoMLX" has 2 values for 3 categories ["wrapper" "chapter" "fast"]: want one value per category (NaN for a missing one)
+}

@@ -238,6 +238,13 @@ func TestGoldens(t *testing.T) {
 		{"split_view_transpose.svg", HeadSplit(3, 2, 3).Tokens("Your", "journey", "starts").Title("view, then transpose(1, 2)")},
 		{"split_view_by_token.svg", HeadSplit(3, 2, 3).ColorBy(ColorByToken)},
 		{"split_pitfall.svg", HeadSplit(3, 2, 3).Tokens("Your", "journey", "starts").WithoutTranspose().Title("reshape without transpose")},
+		{"barchart_times.svg", BarChart("wrapper", "chapter", "combined_qkv", "einsum", "gomlx_layers", "fast").
+			Series("GoMLX (pure Go)", 8400, 7500, 7400, 7600, 7700, 6100).
+			Series("PyTorch (reference BLAS)", 13500, 12000, 11800, 12300, 12100, 11000).
+			Series("PyTorch (OpenBLAS)", 1500, 1200, 1150, 1250, math.NaN(), 1100).
+			Unit(" ms").Title("MHA forward, median").Subtitle("b=8 T=1024 d=768 h=12 (made-up numbers)").Note("shorter is faster")},
+		{"barchart_ratio.svg", BarChart("wrapper", "chapter", "fast").Series("GoMLX / PyTorch", 0.62, 0.63, 0.55).
+			Unit("×").Decimals(2).Reference(1, "as fast as PyTorch")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := tc.r.Done()
