@@ -64,7 +64,7 @@ func browserPage(t *testing.T) (page string, cells int) {
 		{HeadSplit(3, 2, 3).Tokens("Your", "journey", pwnScript).WithoutTranspose().Title("The reshape pitfall"), 0},
 		{Table(seedCausalWeights()).Title("attn_weights "+pwnScript).Labels(0, tokens...), 0},
 		{BarChart("wrapper", "chapter", pwnScript).Series("GoMLX", 800, 400, 200).Series("PyTorch "+pwnImg, 400, math.NaN(), 100).
-			Unit(" ms").Reference(300, "target "+pwnScript).Title("Bars "+pwnScript).Note("shorter is faster"), 0},
+			Unit(" ms").Reference(300, "target "+pwnScript).Title("Bars " + pwnScript).Note("shorter is faster"), 0},
 	}
 	var sb strings.Builder
 	sb.WriteString(`<!doctype html><html><head><meta charset="utf-8"><title>attnbook display</title></head>` +
