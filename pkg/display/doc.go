@@ -21,6 +21,8 @@
 //   - [Compare]: two or more pictures side by side with captions.
 //   - [HeadSplit]: how view/transpose (or a wrong reshape) moves the numbers of
 //     `[b, t, d]` into `[b, h, t, hd]`.
+//   - [BarChart]: grouped horizontal bars (timings, ratios) with values, a legend and an
+//     optional dashed reference line.
 //
 // Everything is self-contained: no scripts, no CDN, no external fonts, no element ids, only
 // presentation attributes — it renders the same in JupyterLab, the classic Notebook and
