@@ -26,17 +26,31 @@ func argPanic(fn, arg, format string, args ...any) {
 //	// err.Error() == "torchrand.Rand: dims[1] must be >= 0, got -1"
 func Catch(fn func()) error { return argerr.Catch(ErrInvalidArgument, fn) }
 
-// checkDims panics unless every dimension is >= 0, and returns the number of elements.
+// checkDims panics unless every dimension is >= 0 and the tensor can exist: an element count
+// that does not overflow, and (at 4 bytes an element, the least any of its tensors takes) no more
+// memory than the machine has, so that an impossible size is a clear error rather than a
+// fatal out-of-memory crash. It returns the number of elements.
 func checkDims(fn string, dims []int) int {
 	n := 1
 	for i, d := range dims {
 		if d < 0 {
 			argPanic(fn, fmt.Sprintf("dims[%d]", i), "must be >= 0, got %d", d)
 		}
-		if d != 0 && n > maxElements/d {
+	}
+	for _, d := range dims {
+		if d == 0 {
+			return 0
+		}
+	}
+	for _, d := range dims {
+		if n > maxElements/d {
 			argPanic(fn, "dims", "%v has too many elements", dims)
 		}
 		n *= d
+	}
+	if mem := totalMemory(); mem > 0 && uint64(n) > mem/4 {
+		argPanic(fn, "dims", "%v has %d elements, which need at least %.1f GiB: more than this machine's %.1f GiB of memory",
+			dims, n, float64(n)*4/(1<<30), float64(mem)/(1<<30))
 	}
 	return n
 }
