@@ -116,7 +116,7 @@ func TestClassroom(t *testing.T) {
 			KernelPSS float64 `json:"kernel_pss_mib_mean"`
 		} `json:"memory"`
 		Restart struct {
-			StudentsOK int     `json:"restart_students_ok"`
+			StudentsOK int      `json:"restart_students_ok"`
 			CulledS    *float64 `json:"culled_after_s"`
 		} `json:"restart"`
 	}

@@ -201,7 +201,6 @@ def _gopath(spawner):
 c.JupyterHub.spawner_class = ClassroomSpawner
 c.Spawner.cmd = ["jupyterhub-singleuser"]
 c.Spawner.default_url = "/lab"
-c.Spawner.notebook_dir = "~"
 c.Spawner.pre_spawn_hook = _pre_spawn
 c.Spawner.start_timeout = int(os.environ.get("CLASSROOM_START_TIMEOUT", "120"))
 c.Spawner.http_timeout = int(os.environ.get("CLASSROOM_HTTP_TIMEOUT", "120"))

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """measure.py — memory of a running class, read from /proc inside the hub container (as root).
 
-  docker exec -i HUB python3 - < measure.py
+  docker exec -i HUB python3 - < measure.py        # memory, disk, CPU time used so far
+  docker exec -i HUB python3 - cpu < measure.py    # CPU time only
 
 Per student (users with UID >= 2000): PSS and RSS of the single-user server
 (jupyterhub-singleuser) and of each kernel (gonb and everything it started: go build, the cell's
@@ -15,6 +16,7 @@ import json
 import os
 import pwd
 import statistics
+import sys
 
 
 def rollup(pid):
@@ -71,6 +73,24 @@ def cgroup(name):
     return None
 
 
+def cpu_seconds():
+    """CPU time the container has used, in seconds (cgroup v2 cpu.stat, or v1 cpuacct)."""
+    try:
+        with open("/sys/fs/cgroup/cpu.stat") as f:
+            for line in f:
+                if line.startswith("usage_usec "):
+                    return int(line.split()[1]) / 1e6
+    except OSError:
+        pass
+    for path in ("/sys/fs/cgroup/cpuacct/cpuacct.usage", "/sys/fs/cgroup/cpu,cpuacct/cpuacct.usage"):
+        try:
+            with open(path) as f:
+                return int(f.read()) / 1e9
+        except (OSError, ValueError):
+            continue
+    return None
+
+
 def du(path, own_only=False):
     total = 0
     for d, _, files in os.walk(path):
@@ -86,6 +106,9 @@ def du(path, own_only=False):
 
 
 def main():
+    if sys.argv[1:] == ["cpu"]:
+        print(json.dumps({"cpu_s": cpu_seconds()}))
+        return
     ps = procs()
     servers, kernels = [], []
     for pid, p in ps.items():
@@ -116,6 +139,7 @@ def main():
         "all_pss_mib": mib(sum(p["Pss"] for p in ps.values())),
         "cgroup_current_mib": mib(cgroup("memory.current") or 0),
         "cgroup_peak_mib": mib(cgroup("memory.peak") or 0),
+        "cpu_s": cpu_seconds(),
         "home_disk_mib_mean": mib(statistics.mean(du(os.path.join(homes, u)) for u in users)) if users else None,
         "gocache_own_disk_mib_mean": mib(statistics.mean(
             du("/var/cache/attnbook/go-build/" + u, own_only=True) for u in users)) if users else None,

@@ -105,9 +105,12 @@ tpw=$(docker exec "$name" cat /srv/jupyterhub/secrets/teacher-password)
 code=$(curl -s -o /dev/null -w '%{http_code}' "$url/hub/api/users")
 [ "$code" = 403 ] || fail "GET /hub/api/users without a token answered $code, want 403"
 
+cpu0=$(docker exec -i "$name" python3 - cpu <"$here/measure.py" | python3 -c 'import json,sys; print(json.load(sys.stdin)["cpu_s"])')
 class=$(client class --students "$(echo "$students" | paste -sd, -)" --teacher teacher --teacher-password "$tpw")
 mem=$(docker exec -i "$name" python3 - <"$here/measure.py") || fail "measure.py failed"
 echo "classroom-test: memory $mem"
+cpu=$(python3 -c 'import json,sys; m=json.loads(sys.argv[1]); print(round((m["cpu_s"]-float(sys.argv[2]))/int(sys.argv[3]),1))' "$mem" "$cpu0" "$n")
+echo "classroom-test: CPU time per student (login, server, kernel, all of 00): ${cpu}s"
 [ "$(field "$mem" servers)" = "$n" ] || fail "measure.py found $(field "$mem" servers) servers, want $n"
 [ "$(field "$mem" kernels)" = "$n" ] || fail "measure.py found $(field "$mem" kernels) kernels, want $n"
 perms=$(docker exec "$name" sh -c 'stat -c "%a %U" /home/class/* | sort | uniq -c')
@@ -124,22 +127,22 @@ if [ "$restart" = 1 ]; then
   docker logs "$name" 2>&1 | grep -q 'idle-culler: stopped' || fail "no 'idle-culler: stopped' line in the hub's logs"
 fi
 
-summary=$(python3 - "$class" "$mem" "$after" "$n" <<'PY'
+summary=$(python3 - "$class" "$mem" "$after" "$cpu" <<'PY'
 import json, sys
 c, m, a = (json.loads(x) for x in sys.argv[1:4])
-out = {**c, "memory": m, "restart": a}
+out = {**c, "memory": m, "restart": a, "cpu_s_per_student": float(sys.argv[4])}
 out.pop("per_student", None)
 print(json.dumps(out, sort_keys=True))
 PY
 )
-[ -z "$json" ] || python3 - "$class" "$mem" "$after" >"$json" <<'PY'
+[ -z "$json" ] || python3 - "$class" "$mem" "$after" "$cpu" >"$json" <<'PY'
 import json, sys
 c, m, a = (json.loads(x) for x in sys.argv[1:4])
-print(json.dumps({**c, "memory": m, "restart": a}, indent=1, sort_keys=True))
+print(json.dumps({**c, "memory": m, "restart": a, "cpu_s_per_student": float(sys.argv[4])}, indent=1, sort_keys=True))
 PY
 echo "classroom-test: $summary"
 echo "classroom: ok students=$n first-cell-all=$(field "$class" first_cell_all_s)s" \
   "first-cell-median=$(field "$class" first_cell_median_s)s all-cells=$(field "$class" all_cells_max_s)s" \
   "server-pss=$(field "$mem" server_pss_mib_mean)MiB kernel-pss=$(field "$mem" kernel_pss_mib_mean)MiB" \
-  "container-peak=$(field "$mem" cgroup_peak_mib)MiB isolation=$(field "$class" isolation_api_checks)+$(field "$class" isolation_kernel_probes)" \
+  "container-peak=$(field "$mem" cgroup_peak_mib)MiB cpu-per-student=${cpu}s isolation=$(field "$class" isolation_api_checks)+$(field "$class" isolation_kernel_probes)" \
   "restart=$([ "$restart" = 1 ] && echo ok || echo skipped) culled-after=$(field "$after" culled_after_s)s"
