@@ -146,3 +146,57 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkGrowingLength times one token-by-token pass, T = 1…context length, through a
+// MultiHeadAttention in evaluation mode (issue 14: graphs reusable across lengths), three ways:
+// "compile" (a fresh module: every length compiles its graph, the first pass), "cached" (the
+// graphs of an earlier pass kept in the module's cache) and "padded" (the alternative design:
+// one graph at the full context length, every step computing all of it — timed as Forward on
+// the full length, which is what a padded step costs at least). One op is a whole pass.
+func BenchmarkGrowingLength(b *testing.B) {
+	for _, s := range []struct {
+		name                    string
+		dIn, dOut, heads, ctxLen int
+	}{
+		{"3to4x2heads_ctx64", 3, 4, 2, 64},
+		{"768x12heads_ctx128", 768, 768, 12, 128},
+	} {
+		g := torchrand.New(0)
+		x := g.Rand(1, s.ctxLen, s.dIn)
+		prefixes := make([]*tensors.Tensor, s.ctxLen+1)
+		for t := 1; t <= s.ctxLen; t++ {
+			prefixes[t] = prefix(x, t)
+		}
+		newModule := func() *MultiHeadAttention {
+			m := NewMultiHeadAttention(torchrand.New(1), s.dIn, s.dOut, s.ctxLen, 0, s.heads, false)
+			m.Eval()
+			m.RecordWeights(false)
+			return m
+		}
+		for _, mode := range []string{"compile", "cached", "padded"} {
+			b.Run(s.name+"/"+mode, func(b *testing.B) {
+				m := newModule()
+				for t := 1; t <= s.ctxLen; t++ {
+					m.Forward(prefixes[t]) // warm the cache (and the backend)
+				}
+				cpu := startCPU(b)
+				for range b.N {
+					if mode == "compile" {
+						b.StopTimer()
+						m = newModule()
+						b.StartTimer()
+					}
+					for t := 1; t <= s.ctxLen; t++ {
+						if mode == "padded" {
+							m.Forward(x)
+						} else {
+							m.Forward(prefixes[t])
+						}
+					}
+				}
+				cpu.report()
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*s.ctxLen), "µs/token")
+			})
+		}
+	}
+}

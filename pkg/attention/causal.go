@@ -36,9 +36,10 @@ func NewCausalAttention(g *torchrand.Generator, dIn, dOut, contextLength int, dr
 }
 
 // Apply builds the forward pass on x `[B, T, d_in]` into x's graph and returns `[B, T, d_out]`.
-// Variables are read from ctx (nil: the module's own context, see [Module.Context]) and
-// created there from the module's values if missing. Dropout follows GoMLX's convention: it is
-// applied when ctx.IsTraining(g), with masks from GoMLX's random generator (not PyTorch's).
+// Variables are read under scope (nil: the root scope of the module's own store, see
+// [Module.Store]) and created there from the module's values if missing. Dropout follows
+// GoMLX's convention: it is applied when scope.IsTraining(g), with masks from GoMLX's random
+// generator (not PyTorch's).
 func (m *CausalAttention) Apply(scope *model.Scope, x *Node) *Node {
 	out, _, _ := m.ApplyWithMasks(scope, x, m.rngMasks(scope, []*Node{x})...)
 	return out

@@ -8,8 +8,11 @@
 //     [NaiveSoftmax], [StableSoftmax]), context vectors ([ContextVectors]), scaling
 //     ([ScaleScores]), causal masks both ways ([CausalRenormalize], [CausalMaskFill]), padding
 //     masks ([KeyMaskFill]), dropout with a given mask ([Dropout]), head splitting
-//     ([SplitHeads], [MergeHeads], and the wrong [SplitHeadsNoTranspose]) and scaled dot-product
-//     attention for self and cross attention ([ScaledDotProduct]).
+//     ([SplitHeads], [MergeHeads], and the wrong [SplitHeadsNoTranspose]), projections
+//     ([Linear]) and scaled dot-product attention for self and cross attention
+//     ([ScaledDotProduct]); and two faster formulations of causal attention for big inputs:
+//     GoMLX's fused attention ([FusedCausal]) and this package's fast multi-head graph
+//     ([FastCausalMultiHead], what [MultiHeadAttention.SetFast] runs).
 //   - Modules mirroring the seeds' PyTorch classes ([SelfAttentionV1], [SelfAttentionV2],
 //     [CausalAttention], [MultiHeadAttentionWrapper], [MultiHeadAttention], [CrossAttention],
 //     [Head], [HeadList]). Their weights are GoMLX variables drawn by a
@@ -18,8 +21,9 @@
 //     its dropout masks are drawn from the same generator at call time, as nn.Dropout draws them.
 //
 // Every module runs eagerly (Forward, Call: one compiled graph per input shape, cached in the
-// module) and inside bigger GoMLX models (Apply, ApplyWithMasks: ctx first, because the module
-// owns variables), where GoMLX's autodiff can train its weights.
+// module) and inside bigger GoMLX models (Apply, ApplyWithMasks: a *model.Scope first, because
+// the module owns variables; nil means the root scope of the module's own [Module.Store]),
+// where GoMLX's autodiff can train its weights.
 //
 // # Shapes
 //
@@ -30,7 +34,10 @@
 //
 // The computations follow PyTorch's order of float32 operations where it matters for the
 // printed digits: scores are divided by sqrt(d_k) (not multiplied by its inverse), masks are
-// filled with -Inf before the softmax, and the softmax subtracts the row maximum. Results match
+// filled with -Inf before the softmax, and the softmax subtracts the row maximum. Small matrix
+// products (up to 2^18 multiply-adds, the seeds' sizes) are summed in the reference BLAS's
+// order — each product rounded, added left to right — instead of by GoMLX's blocked SIMD
+// kernels, so [Linear], [Scores] and [ContextVectors] give PyTorch's bits. Results match
 // PyTorch 1.13 (Debian's x86-64 build, the one behind the seed documents) to float32 rounding;
 // the tests assert every number the seeds print and testdata/goldens.json at a relative error
 // of 1e-6 (of each tensor's largest magnitude). One printed digit depends on the seed machine's
@@ -46,26 +53,27 @@
 // built (or the module constructed), never silently broadcast. GoMLX's Exec returns such panics
 // as errors, and so do the modules' Call methods.
 //
-// # GoMLX's layers.MultiHeadAttention
+// # GoMLX's attention layer
 //
-// GoMLX v0.26.0 has its own layers.MultiHeadAttention, the same computation in another
-// layout, with one difference that matters: it scales the attention logits by 1/sqrt(head_dim)
-// twice — once on the projected queries and once more on the logits — so it computes
-// softmax(q·k / head_dim) where the paper and PyTorch compute softmax(q·k / sqrt(head_dim)).
-// The gomlxlayers tests (gomlx_test.go) load this package's weights into it and show both: as
-// is, its output equals this package's graph with the logits divided by head_dim; with its
-// query weights multiplied by sqrt(head_dim), it gives PyTorch's numbers for seeds 000 and 001.
-// They also show that its SetQueryKeyMatrixMask rejects boolean masks (it compares the mask's
-// shape, dtype included, with the Float32 logits) and silently ignores a Float32 mask given
-// without the heads axis (it broadcasts it but never stores it).
+// GoMLX v0.28 has its own multi-head attention, ml/layers/attention.MultiHeadAttention, the same
+// computation in another layout (`[B, T, H, hs]`); with UseTransposedWeights it takes this
+// package's PyTorch-layout weights as they are. The cross-check (gomlx_test.go) loads a module's
+// weights into it and gets the module's outputs and attention weights, and PyTorch's numbers for
+// seeds 000 and 001, within 1e-6 — directly: GoMLX v0.26.0's layers.MultiHeadAttention divided
+// the logits by sqrt(head_dim) twice, which v0.27 fixed. Its core, attention.Core, is also
+// reachable here as [FusedCausal], the backend's fused scaled dot-product attention where one
+// exists.
 //
 // # Backend
 //
-// Modules run on the process-wide backend of pkg/backend (backend.Default). GoMLX v0.26.0's
-// pure-Go backend ("go") can deadlock when it executes independent ops in parallel and several
-// matrix products become ready at once (seen with HeadList on a 2-CPU machine): each holds a
-// worker slot while waiting for slots for its own parallel parts. The configuration "go:ops_sequential" (GOMLX_BACKEND) avoids it and costs
-// little here, as every matrix product still uses all cores; the tests use it.
+// Modules run on the process-wide backend of pkg/backend (backend.Default). Its pure-Go backend
+// ("go") runs with sequential op scheduling, because GoMLX's parallel scheduling still
+// deadlocks (v0.28.8) when as many large matrix products become ready at once as it has worker
+// slots — as in HeadList's projections on a 2-CPU machine; see pkg/backend.
+//
+// Forward and Call compile one graph per input shape (and mode) and keep up to 1024 of them in
+// the module, releasing the least recently used beyond: token-by-token generation runs every
+// length from 1 to the context length without hitting GoMLX's own limit of 32 shapes per Exec.
 //
 // Papers: Vaswani et al. 2017, "Attention Is All You Need", https://arxiv.org/abs/1706.03762
 // (scaled dot-product and multi-head attention); Srivastava et al. 2014, "Dropout: A Simple Way

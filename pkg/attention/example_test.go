@@ -153,3 +153,48 @@ func ExampleNewHeadList() {
 	// Output:
 	// 2360064 [heads.0.Q_weights.weight heads.0.K_weights.weight heads.0.V_weights.weight] [linear.weight linear.bias]
 }
+
+// GoMLX's fused attention on split heads: causal, scaled by 1/sqrt(hd), the same numbers as the
+// step-by-step ScaledDotProduct to float32 rounding. The first query of each head sees only the
+// first key, so its output is that head's first value row.
+func ExampleFusedCausal() {
+	g := torchrand.New(0)
+	q, k, v := g.Randn(1, 2, 4, 3), g.Randn(1, 2, 4, 3), g.Randn(1, 2, 4, 3) // [B, H, T, hd]
+	outs := MustExecOnceN(backend.MustDefault(), func(q, k, v *Node) (*Node, *Node) {
+		exact, _ := attention.ScaledDotProduct(q, k, v).Causal(true).Done()
+		fused := attention.FusedCausal(q, k, v)            // [B, H, T, hd]
+		return fused, ReduceAllMax(Abs(Sub(fused, exact))) // largest difference
+	}, q, k, v)
+	printRows(outs[0])
+	fmt.Println("same as ScaledDotProduct to 1e-6:", tensors.ToScalar[float32](outs[1]) < 1e-6)
+	// Output:
+	// -0.0933 0.6871 -0.8383
+	// -0.0541 0.7516 -0.6557
+	// 0.0307 0.6919 -0.6572
+	// 0.8085 0.4224 0.0944
+	// -0.8025 -1.2952 -0.7502
+	// -0.8437 -1.1737 -0.7165
+	// -1.0624 0.0668 -0.1177
+	// -0.7818 0.1034 0.2143
+	// same as ScaledDotProduct to 1e-6: true
+}
+
+// The fast formulation on a module's weights (PyTorch's layout): seed 000's MultiHeadAttention
+// in evaluation mode, without dropout, as its Forward computes it.
+func ExampleFastCausalMultiHead() {
+	mha := attention.NewMultiHeadAttention(torchrand.New(123), 6, 6, 3, 0.1, 2, false)
+	x := tensors.FromValue([][][]float32{{
+		{1, 2, 3, 4, 5, 6},
+		{6, 5, 4, 3, 2, 1},
+		{1, 1, 1, 1, 1, 1},
+	}})
+	out := MustExecOnce(backend.MustDefault(), func(x, wq, wk, wv, wo, bo *Node) *Node {
+		return attention.FastCausalMultiHead(x, 2, wq, nil, wk, nil, wv, nil, wo, bo) // [B, T, d_out]
+	}, x, mha.Weight("W_query.weight"), mha.Weight("W_key.weight"), mha.Weight("W_value.weight"),
+		mha.Weight("out_proj.weight"), mha.Weight("out_proj.bias"))
+	printRows(out)
+	// Output:
+	// 0.1462 0.0579 0.9873 0.5611 -1.0803 -0.1040
+	// 0.1370 0.0673 0.9778 0.5579 -1.0796 -0.1051
+	// -0.0567 0.3264 0.3687 0.2519 -0.6801 -0.1478
+}

@@ -144,7 +144,7 @@ func (m *Module) variable(scope *model.Scope, key string) *model.Variable {
 	return scope.Store().VariableWithValue(path, m.Weight(key))
 }
 
-// param is the graph value of the parameter key, read from ctx (see variable).
+// param is the graph value of the parameter key, read under scope (see variable).
 func (m *Module) param(scope *model.Scope, g *Graph, key string) *Node {
 	return m.variable(scope, key).NodeValue(g)
 }
@@ -220,7 +220,7 @@ func (m *Module) StateDict() map[string]*tensors.Tensor {
 
 // LoadStateDict sets the parameters from tensors keyed like StateDict (float32, PyTorch
 // layout), as module.load_state_dict(sd): every key must be present with its shape, and no
-// other key may be given. The module's context is updated; graphs compiled before see the new
+// other key may be given. The module's store is updated; graphs compiled before see the new
 // values.
 func (m *Module) LoadStateDict(sd map[string]*tensors.Tensor) error {
 	fn := m.kind + ".LoadStateDict"
@@ -282,8 +282,8 @@ func (m *Module) drawMasks(data [][]int) []*tensors.Tensor {
 	return masks
 }
 
-// rngMasks builds dropout masks in the graph from GoMLX's random generator (ctx's RNG state),
-// for Apply in a training graph (ctx.IsTraining(g)); nil otherwise. They are not PyTorch's
+// rngMasks builds dropout masks in the graph from GoMLX's random generator (the store's RNG
+// state), for Apply in a training graph (scope.IsTraining(g)); nil otherwise. They are not PyTorch's
 // masks: PyTorch's exact masks come from the module's generator through Forward or
 // ApplyWithMasks.
 func (m *Module) rngMasks(scope *model.Scope, data []*Node) []*Node {

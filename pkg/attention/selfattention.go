@@ -35,8 +35,9 @@ func NewSelfAttentionV1(g *torchrand.Generator, dIn, dOut int) *SelfAttentionV1 
 }
 
 // Apply builds the forward pass on x `[T, d_in]` (or a batch `[B, T, d_in]`) into x's graph and
-// returns the context vectors `[T, d_out]`. Variables are read from ctx (nil: the module's own
-// context; see [Module.Context]), created there from the module's values if missing.
+// returns the context vectors `[T, d_out]`. Variables are read under scope (nil: the root
+// scope of the module's own store; see [Module.Store]), created there from the module's values
+// if missing.
 func (m *SelfAttentionV1) Apply(scope *model.Scope, x *Node) *Node {
 	out, _ := m.ApplyWithWeights(scope, x)
 	return out
