@@ -44,7 +44,7 @@ func parseRunArgs(root string, args []string, stdout, stderr io.Writer) (runOpti
 		w := fs.Output()
 		fmt.Fprintln(w, "usage: go run ./kernel run [-o DIR] [-timeout D] [-startup-timeout D] NOTEBOOK...")
 		fmt.Fprintln(w, "\nExecutes Go notebooks with the attnbook kernel through Jupyter's nbclient, prints each cell's")
-		fmt.Fprintln(w, "wall time and exits 1 naming the notebook and the cell (its number, as in Jupyter's \"cell N\",")
+		fmt.Fprintln(w, "wall time and exits 1 naming the notebook and the cell (numbered from 1, markdown cells counted,")
 		fmt.Fprintln(w, "and its first meaningful line) on a cell error. A notebook that declares another kernel")
 		fmt.Fprintln(w, "(e.g. python3) is refused. Ctrl-C or a cell timeout stops the run; the executed copy keeps")
 		fmt.Fprintln(w, "what ran so far.")
