@@ -223,6 +223,8 @@ var pictures05 = []Picture{
 	{Cell: "Title(\"attention weights per head (seed 000, cell [16])\")", Contains: []string{"attention weights per head", "head 1", "ones", "masked"}},
 	{Cell: "Dropout(eager.Eq(noise, 0))", Contains: []string{"marks the dropped entry", "dropped"}},
 	{Cell: "Add(\"after dropout (training)\"", Contains: []string{"before dropout", "after dropout (training)", "dropped"}},
+	// The explorer, run headless, leaves the static grid of both heads and returns.
+	{Cell: "display.ExploreHeads(attnWeights000(), 2*time.Minute, tokens000...)", Contains: []string{`class="attnbook-heads"`, "head 0", "head 1"}},
 }
 
 // seed002Prints are the deterministic lines seed 002 prints, verbatim. Its attention values come
