@@ -64,8 +64,11 @@ func TestTables(t *testing.T) {
 			t.Errorf("Markdown() lacks %q:\n%s", s, md)
 		}
 	}
-	if txt := r.Text(); !strings.Contains(txt, "  fast             10.0 (9.00)") {
+	if txt := r.Text(); !strings.Contains(txt, "  fast             10.0 (9.00)") || !strings.Contains(txt, "Checks before timing: 1 of 1") {
 		t.Errorf("Text():\n%s", txt)
+	}
+	if got := fmt.Sprint(r.Medians("pytorch/openblas", Forward)); got != "[15 NaN]" {
+		t.Errorf("Medians = %s, want [15 NaN]", got)
 	}
 }
 

@@ -136,8 +136,45 @@ func msCell(res, any *Result) string {
 	return "—"
 }
 
-// Text is the report's tables as aligned plain text, then the checks and the notes.
+// Text is the report's tables as aligned plain text ([Report.TablesText]), then the checks, the
+// peak and the notes.
 func (r *Report) Text() string {
+	var b strings.Builder
+	b.WriteString(r.TablesText())
+	if len(r.Checks) > 0 {
+		fmt.Fprintf(&b, "\n%s\n", r.checksLine())
+		for _, c := range r.Checks {
+			if !c.OK {
+				fmt.Fprintf(&b, "CHECK FAILED: %s: relative error %.3g > %g\n", c.What, c.RelErr, Tolerance)
+			}
+		}
+	}
+	if r.Peak != nil {
+		fmt.Fprintf(&b, "peak: %s\n", r.Peak.Formula)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	return b.String()
+}
+
+// Medians are the median times (ms) of series key in mode, one per row of [Report.Rows], NaN
+// where a row was not timed: one series of a bar chart.
+func (r *Report) Medians(key string, mode Mode) []float64 {
+	var out []float64
+	for _, impl := range r.Rows() {
+		if res := r.Find(impl, key, mode); res != nil {
+			out = append(out, res.MedianMS)
+		} else {
+			out = append(out, math.NaN())
+		}
+	}
+	return out
+}
+
+// TablesText is [Report.Tables] as aligned plain text, each table after a blank line and its
+// title.
+func (r *Report) TablesText() string {
 	var b strings.Builder
 	for _, t := range r.Tables() {
 		fmt.Fprintf(&b, "\n%s\n", t.Title)
@@ -165,20 +202,6 @@ func (r *Report) Text() string {
 		for _, row := range t.Rows {
 			line(row)
 		}
-	}
-	if len(r.Checks) > 0 {
-		fmt.Fprintf(&b, "\n%s\n", r.checksLine())
-		for _, c := range r.Checks {
-			if !c.OK {
-				fmt.Fprintf(&b, "CHECK FAILED: %s: relative error %.3g > %g\n", c.What, c.RelErr, Tolerance)
-			}
-		}
-	}
-	if r.Peak != nil {
-		fmt.Fprintf(&b, "peak: %s\n", r.Peak.Formula)
-	}
-	for _, n := range r.Notes {
-		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	return b.String()
 }
