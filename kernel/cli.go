@@ -27,7 +27,7 @@ var commands = []command{
 	{"run", "[-o DIR] [-timeout D] NOTEBOOK...", "execute notebooks headless with the attnbook kernel; executed copies go to DIR (out/executed)", cmdRun},
 	{"doctor", "", "show versions, the GoMLX backend notebooks get and why, XLA plugins, GPU; exit 3 if something is missing", cmdDoctor},
 	{"test", "[GO TEST ARGS]", "setup, then go test (./... unless packages are given), e.g. test -run X ./pkg/...", cmdTest},
-	{"bench", "[--quick] [--cells] [--mode forward|backward|both] [--size b,t,d,h] [--write-docs] ...", "time the multi-head attention formulations against PyTorch, or notebook cell latency (docs/benchmarks.md; --help for all flags)", cmdBench},
+	{"bench", "[--quick] [--cells] [--mode forward|backward|both|matmul] [--size b,t,d,h] [--write-docs] ...", "time the multi-head attention formulations against PyTorch (reference BLAS and OpenBLAS), a matrix product against the peak, or notebook cell latency (docs/benchmarks.md; --help for all flags)", cmdBench},
 }
 
 // parseCommand finds the subcommand named by args[0]. ok is false for none or an unknown one;
