@@ -31,6 +31,17 @@ func TestStartHere(t *testing.T) {
 	if !strings.Contains(goCell.Stdout, "$GOMLX_BACKEND") {
 		t.Errorf("Go cell printed %q: want the repository's backend.EnvVar", goCell.Stdout)
 	}
+	// The SIMD line says what backend.SIMD says in a program built like the kernel's cells
+	// (GOEXPERIMENT=simd in the kernel spec): on and its detail, compared as far as this test binary
+	// is built the same way.
+	simdLine := regexp.MustCompile(`(?m)^SIMD kernels: (in|not in) — (.+)$`).FindStringSubmatch(goCell.Stdout)
+	if simdLine == nil {
+		t.Errorf("Go cell printed %q: want a line \"SIMD kernels: in|not in — detail\"", goCell.Stdout)
+	} else if on, detail := backend.SIMD(); strings.Contains(runtime.Version(), "X:simd") == strings.Contains(goCell.Stdout, "X:simd") {
+		if want := map[bool]string{true: "in", false: "not in"}[on]; simdLine[1] != want || simdLine[2] != detail {
+			t.Errorf("SIMD line %q, want %q — %q (backend.SIMD in a binary built the same way)", simdLine[0], want, detail)
+		}
+	}
 
 	// Same machine, same rule: the notebook names the backend this process would choose.
 	// When this machine would pick the pure-Go backend anyway, the kernel builds cells with -tags
