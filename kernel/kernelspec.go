@@ -97,6 +97,10 @@ func newKernelSpec(o specOptions) kernelSpec {
 		"PATH":                  pathList,
 		RootEnv:                 o.Root,
 		"GOMLX_NO_AUTO_INSTALL": "1", // GoMLX must never download a PJRT plugin at run time
+		// A panic in a cell shows its message only, not every goroutine's stack: our packages
+		// panic with one line naming function, argument and shapes. `%env GOTRACEBACK single`
+		// in a cell brings the stack trace back.
+		"GOTRACEBACK": "none",
 	}
 	if o.NoXLA {
 		env["GOFLAGS"] = noXLAFlags

@@ -309,7 +309,10 @@ func executeNotebook(ctx context.Context, e *env, py *python, k kernelEnv, j run
 	})
 	cmd := exec.CommandContext(ctx, py.Path, "-c", runScript, string(cfg))
 	cmd.Dir = filepath.Dir(j.Source)
-	cmd.Env = append(os.Environ(), "JUPYTER_PATH="+k.JupyterPath, "TMPDIR="+k.TmpDir, "PYTHONUNBUFFERED=1")
+	// ATTNBOOK_HEADLESS: no browser answers widgets here, so display.ExploreHeads draws its
+	// static grid at once instead of waiting for a front end.
+	cmd.Env = append(os.Environ(), "JUPYTER_PATH="+k.JupyterPath, "TMPDIR="+k.TmpDir, "PYTHONUNBUFFERED=1",
+		"ATTNBOOK_HEADLESS=1")
 	stdout, pw := io.Pipe()
 	cmd.Stdout = pw
 	var logs tailBuffer // the kernel's own log lines (GoNB logs to stderr): shown only on failure

@@ -14,6 +14,7 @@
 # case. Exit: 0 ok, 1 a cell failed, 2 other (kernel did not start, interrupted, bad arguments).
 import argparse
 import json
+import math
 import os
 import re
 import signal
@@ -85,12 +86,13 @@ def interrupt(client):
 def run(cfg):
     """Executes one notebook; returns 0 (ok), 1 (a cell failed) or 2 (no kernel, interrupted)."""
     nb = nbformat.read(cfg["notebook"], as_version=4)
-    timeout = cfg["timeout"]
+    # nbclient's timeouts are whole seconds (an int trait): round fractional ones up.
+    timeout = int(math.ceil(cfg["timeout"]))
     # On a timeout nbclient interrupts the kernel and ends the cell with this error reply.
     on_timeout = {"ename": "Timeout", "evalue": "no result after %gs" % timeout, "traceback": []}
     client = NotebookClient(nb, kernel_name=cfg["kernel"], timeout=timeout, interrupt_on_timeout=True,
                             error_on_timeout=on_timeout,
-                            startup_timeout=cfg["startup_timeout"], allow_errors=True,
+                            startup_timeout=int(math.ceil(cfg["startup_timeout"])), allow_errors=True,
                             resources={"metadata": {"path": cfg["cwd"]}})
     status = 0
     t0 = time.monotonic()
