@@ -37,6 +37,7 @@ type Options struct {
 	Python    string        // --python: interpreter with torch; "off" = no PyTorch side
 	BLAS      []string      // --blas: PyTorch CPU builds to run: reference, openblas
 	RefImpls  []string      // --ref-impls: formulations PyTorch (reference BLAS) runs (default all)
+	BwdImpls  []string      // --bwd-impls: formulations timed forward+backward (default all)
 	Device    string        // --device: PyTorch's device, cpu or cuda
 	Seed      int64         // --seed
 	Budget    time.Duration // --budget: target wall time of the timed rounds when Reps is 0
@@ -103,7 +104,7 @@ func ParseFlags(root string, args []string, stderr io.Writer) (Options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o := Options{Root: root, Args: args}
-	var size, modes, impls, backends, blas, refImpls, sizes string
+	var size, modes, impls, backends, blas, refImpls, bwdImpls, sizes string
 	fs.StringVar(&o.Out, "o", "", "folder for results.json (default out/bench under the repository)")
 	fs.BoolVar(&o.Quick, "quick", false, fmt.Sprintf("small size (%s) and a 30s budget: about a minute", benchdata.Quick))
 	fs.StringVar(&size, "size", "", fmt.Sprintf("b,t,d,h: batch, tokens, width, heads (default %d,%d,%d,%d)", benchdata.Full.Batch, benchdata.Full.Tokens, benchdata.Full.Dim, benchdata.Full.Heads))
@@ -115,6 +116,7 @@ func ParseFlags(root string, args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.Python, "python", DefaultPython, `Python with torch for the side-by-side runs; "off" to skip PyTorch`)
 	fs.StringVar(&blas, "blas", "reference,openblas", "PyTorch CPU builds: reference (LD_LIBRARY_PATH="+ReferenceBLASDir+") and/or openblas (LD_LIBRARY_PATH="+OpenBLASDir+")")
 	fs.StringVar(&refImpls, "ref-impls", "", "formulations PyTorch on the reference BLAS runs (default: all; it is slow at full size)")
+	fs.StringVar(&bwdImpls, "bwd-impls", "", "formulations timed forward+backward (default: all of -impls)")
 	fs.StringVar(&o.Device, "device", "cpu", "PyTorch device: cpu or cuda")
 	fs.Int64Var(&o.Seed, "seed", 123, "torch.manual_seed of the input and the weights")
 	fs.DurationVar(&o.Budget, "budget", 8*time.Minute, "with -reps 0: target time of the warm-up and timed runs (--quick: 30s)")
@@ -167,6 +169,9 @@ func ParseFlags(root string, args []string, stderr io.Writer) (Options, error) {
 		return o, err
 	}
 	if o.RefImpls, err = implList(refImpls, "-ref-impls"); err != nil {
+		return o, err
+	}
+	if o.BwdImpls, err = implList(bwdImpls, "-bwd-impls"); err != nil {
 		return o, err
 	}
 	for _, b := range splitList(blas) {
@@ -390,6 +395,9 @@ func Run(o Options, progress io.Writer) (*benchdata.Report, error) {
 	for _, name := range o.Impls {
 		im, _ := ImplByName(name)
 		for _, mode := range o.Modes {
+			if mode == Backward && !slices.Contains(o.BwdImpls, name) {
+				continue
+			}
 			for _, g := range gos {
 				j := add(&job{impl: name, mode: mode, key: g.series.Key()}, name)
 				p, err := NewProgram(g.backend, im, mode, w, o.Size)

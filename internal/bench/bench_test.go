@@ -104,9 +104,9 @@ func TestParseFlags(t *testing.T) {
 		len(o.Impls) != len(Impls()) || o.Out != filepath.Join("/r", "out", "bench") || strings.Join(o.BLAS, ",") != "reference,openblas" {
 		t.Errorf("--quick: %+v, %v", o, err)
 	}
-	o, err = ParseFlags("/r", []string{"--size", "4,256,128,8", "--mode", "forward", "--impls", "chapter,fast", "--ref-impls", "chapter", "--blas", "openblas"}, &stderr)
+	o, err = ParseFlags("/r", []string{"--size", "4,256,128,8", "--mode", "forward", "--impls", "chapter,fast", "--ref-impls", "chapter", "--bwd-impls", "fast", "--blas", "openblas"}, &stderr)
 	if err != nil || o.Size != (Size{Batch: 4, Tokens: 256, Dim: 128, Heads: 8}) || len(o.Modes) != 1 || strings.Join(o.Impls, ",") != "chapter,fast" ||
-		strings.Join(o.RefImpls, ",") != "chapter" || strings.Join(o.BLAS, ",") != "openblas" {
+		strings.Join(o.RefImpls, ",") != "chapter" || strings.Join(o.BwdImpls, ",") != "fast" || strings.Join(o.BLAS, ",") != "openblas" {
 		t.Errorf("flags: %+v, %v", o, err)
 	}
 	o, err = ParseFlags("/r", []string{"--mode", "matmul", "--matmul-sizes", "256,512"}, &stderr)
@@ -114,7 +114,7 @@ func TestParseFlags(t *testing.T) {
 		t.Errorf("matmul: %+v, %v", o, err)
 	}
 	for _, bad := range [][]string{{"--size", "1,2,3"}, {"--size", "1,8,10,4"}, {"--mode", "sideways"},
-		{"--impls", "nope"}, {"--ref-impls", "nope"}, {"--blas", "mkl"}, {"--device", "tpu"}, {"--matmul-sizes", "0"}, {"extra"}} {
+		{"--impls", "nope"}, {"--ref-impls", "nope"}, {"--bwd-impls", "nope"}, {"--blas", "mkl"}, {"--device", "tpu"}, {"--matmul-sizes", "0"}, {"extra"}} {
 		if _, err := ParseFlags("/r", bad, &stderr); err == nil {
 			t.Errorf("%q: no error", bad)
 		}

@@ -150,8 +150,16 @@ func startTorches(o Options, rep *benchdata.Report, progress io.Writer) []*torch
 			req := map[string]any{"cmd": "info", "threads": threads}
 			if !slices.Contains(o.Modes, Matmul) {
 				s := o.Size
+				impls := o.Impls
+				if b.series.Backend == "reference-blas" {
+					impls = o.RefImpls
+				}
+				var names []string
+				for _, n := range impls {
+					names = append(names, TorchName(n))
+				}
 				req = map[string]any{"cmd": "setup", "batch": s.Batch, "tokens": s.Tokens, "dim": s.Dim,
-					"heads": s.Heads, "seed": o.Seed, "threads": threads, "device": o.Device}
+					"heads": s.Heads, "seed": o.Seed, "threads": threads, "device": o.Device, "impls": names}
 			}
 			p.setup = &torchSetup{}
 			err = p.call(req, p.setup)

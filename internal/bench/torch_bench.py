@@ -304,7 +304,8 @@ class Bench:
                 self.notes.append("F.scaled_dot_product_attention is not in PyTorch %s (it came in 2.0): no PyTorch time in the fused row"
                                   % torch.__version__)
 
-        self.mods = {k: v.to(self.device).eval() for k, v in mods.items()}
+        wanted = req.get("impls")  # None: all; the chapter is always kept (the reference)
+        self.mods = {k: v.to(self.device).eval() for k, v in mods.items() if wanted is None or k in wanted or k == "chapter"}
         self.x = x.to(self.device)
         self.check, self.seconds = {}, {}
         with torch.no_grad():
