@@ -62,3 +62,32 @@ func FormatHeadStats(before, after []HeadStat) string {
 	}
 	return b.String()
 }
+
+// SummarizeHeads names, in a few sentences, the heads of after that stand out compared with before
+// (same heads, in order): the largest weight on the token itself, on the previous token, the
+// smallest on the first token, and the shortest mean distance.
+func SummarizeHeads(before, after []HeadStat) string {
+	if len(after) == 0 || len(before) != len(after) {
+		return ""
+	}
+	pick := func(better func(a, b HeadStat) bool) int {
+		best := 0
+		for i := range after {
+			if better(after[i], after[best]) {
+				best = i
+			}
+		}
+		return best
+	}
+	name := func(s HeadStat) string { return fmt.Sprintf("block %d head %d", s.Layer, s.Head) }
+	var b strings.Builder
+	i := pick(func(a, b HeadStat) bool { return a.Self > b.Self })
+	fmt.Fprintf(&b, "most on the token itself: %s, %.2f of its weight (%.2f before training)\n", name(after[i]), after[i].Self, before[i].Self)
+	i = pick(func(a, b HeadStat) bool { return a.Previous > b.Previous })
+	fmt.Fprintf(&b, "most on the previous token: %s, %.2f (%.2f before)\n", name(after[i]), after[i].Previous, before[i].Previous)
+	i = pick(func(a, b HeadStat) bool { return a.First < b.First })
+	fmt.Fprintf(&b, "least on the first token: %s, %.2f (%.2f before)\n", name(after[i]), after[i].First, before[i].First)
+	i = pick(func(a, b HeadStat) bool { return a.Distance < b.Distance })
+	fmt.Fprintf(&b, "shortest look back: %s, %.1f tokens on average (%.1f before)\n", name(after[i]), after[i].Distance, before[i].Distance)
+	return b.String()
+}

@@ -32,6 +32,14 @@ func TestHeadStats(t *testing.T) {
 	if !near(u.Self, want) || !near(u.Previous, want) || !near(u.First, want) || !near(u.Distance, (0.5+1+1.5)/3) {
 		t.Errorf("uniform head: %+v, want self=previous=first=%g, distance 1", u, want)
 	}
+	sum := SummarizeHeads([]HeadStat{u, u}, stats)
+	for _, want := range []string{"most on the previous token: block 0 head 0, 1.00 (0.36 before)",
+		"most on the token itself: block 0 head 1, 0.36", "least on the first token: block 0 head 0, 0.33 (0.36 before)",
+		"shortest look back: block 0 head 0, 1.0 tokens"} {
+		if !strings.Contains(sum, want) {
+			t.Errorf("summary lacks %q:\n%s", want, sum)
+		}
+	}
 	table := FormatHeadStats(stats, stats)
 	if !strings.Contains(table, "L0 H0") || !strings.Contains(table, "1.00 → 1.00") {
 		t.Errorf("table:\n%s", table)

@@ -239,11 +239,13 @@ def bench(argv):
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--eval_iters", type=int, default=200)
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--warmup", type=int, default=100)
     a = ap.parse_args(argv)
     if a.threads > 0:
         torch.set_num_threads(a.threads)
     cfg = dict(vocab_size=65, block_size=64, n_layer=4, n_head=4, n_embd=128, dropout=0.0, bias=False)
-    tc = dict(seed=1337, batch_seed=1338, batch_size=12, learning_rate=1e-3, min_lr=1e-4, warmup_iters=100,
+    tc = dict(seed=1337, batch_seed=1338, batch_size=12, learning_rate=a.lr, min_lr=a.lr / 10, warmup_iters=a.warmup,
               lr_decay_iters=a.steps, weight_decay=0.1, beta1=0.9, beta2=0.99, grad_clip=1.0)
     text = open(a.data).read()
     chars = sorted(set(text))
