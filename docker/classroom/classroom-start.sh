@@ -74,7 +74,7 @@ account() { # name
   getent group "$uid" >/dev/null || groupadd -g "$uid" "$n"
   useradd -u "$uid" -g "$uid" -d "$home" -M -s /bin/bash "$n"
   if [ ! -d "$home" ]; then
-    mkdir -p "$home/notebooks"
+    mkdir -p "$home/notebooks" "$home/work"
     cp "$NOTEBOOKS"/*.ipynb "$home/notebooks/" 2>/dev/null || true
     chown -R "$uid:$uid" "$home"
     made=$((made + 1))

@@ -19,17 +19,47 @@ import statistics
 import sys
 
 
-def rollup(pid):
+def _read_rollup(pid):
     out = {}
+    with open("/proc/%d/smaps_rollup" % pid) as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k in ("Rss", "Pss"):
+                out[k] = int(v.split()[0]) * 1024
+    return out
+
+
+def rollup(pid, uid):
+    """Rss and Pss of pid. Reading another user's smaps needs CAP_SYS_PTRACE, which a container's
+    root lacks: a child process becomes that user to read it."""
     try:
-        with open("/proc/%d/smaps_rollup" % pid) as f:
-            for line in f:
-                k, _, v = line.partition(":")
-                if k in ("Rss", "Pss"):
-                    out[k] = int(v.split()[0]) * 1024
+        if os.getuid() != 0 or uid == 0:
+            return _read_rollup(pid)
+        r, w = os.pipe()
+        child = os.fork()
+        if child == 0:
+            code = 1
+            try:
+                os.close(r)
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+                os.write(w, json.dumps(_read_rollup(pid)).encode())
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(w)
+        data = b""
+        while True:
+            chunk = os.read(r, 4096)
+            if not chunk:
+                break
+            data += chunk
+        os.close(r)
+        _, status = os.waitpid(child, 0)
+        return json.loads(data) if status == 0 and data else None
     except OSError:
         return None
-    return out
 
 
 def procs():
@@ -47,7 +77,7 @@ def procs():
         except OSError:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        mem = rollup(pid)
+        mem = rollup(pid, uid)
         if mem is None:
             continue
         ps[pid] = {"ppid": ppid, "cmd": cmd, "uid": uid, **mem}
