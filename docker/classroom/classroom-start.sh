@@ -88,5 +88,7 @@ printf '%s\n' "${names[@]}" >"$STATE/class-users.txt"
 say "${#names[@]} students + teacher $TEACHER: $made new homes, $kept kept, in $HOMES"
 say "login: ${CLASSROOM_AUTH:-firstuse}; idle servers stop after ${CLASSROOM_IDLE_TIMEOUT:-3600}s"
 
+say "$(python3 "$LIB/user_go_cache.py" --seed)"
+
 cd "$STATE"
 exec jupyterhub -f "$LIB/jupyterhub_config.py" "$@"

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """user_go_cache.py NAME — give a student a warm Go build cache of their own (run as root by the
-hub before each spawn).
+hub before each spawn). user_go_cache.py --seed: refresh the seed's mtimes (classroom-start.sh, at
+every container start, so the copy-up of the image's files happens before the first spawn).
 
 The image's build cache (the seed, $CLASSROOM_SEED_GOCACHE, jovyan's ~/.cache/go-build) holds
 GoMLX, GoNB and attnbook compiled for the notebooks; without it a student's first cell compiles
@@ -22,15 +23,9 @@ ROOT = "/var/cache/attnbook/go-build"
 SEED = os.environ.get("CLASSROOM_SEED_GOCACHE", "/home/jovyan/.cache/go-build")
 
 
-def main():
-    name = sys.argv[1]
-    pw = pwd.getpwnam(name)
-    os.makedirs(ROOT, exist_ok=True)
-    os.chmod(ROOT, 0o711)  # students may enter their own directory, not list the others
-    if not os.path.isdir(SEED):
-        print("no seed cache at %s: cold cache" % SEED)
-        return
-
+def refresh_seed():
+    """Sets the seed files' mtimes to now, at most every 12 hours. The first time in a container
+    this also copies the image's files up into the container's layer (what any link would do)."""
     stamp = os.path.join(ROOT, ".seed-touched")
     now = time.time()
     touched = 0
@@ -41,6 +36,22 @@ def main():
                 touched += 1
         with open(stamp, "w"):
             pass
+    return touched
+
+
+def main():
+    os.makedirs(ROOT, exist_ok=True)
+    os.chmod(ROOT, 0o711)  # students may enter their own directory, not list the others
+    if not os.path.isdir(SEED):
+        print("no seed cache at %s: cold cache" % SEED)
+        return
+    if sys.argv[1:] == ["--seed"]:
+        t = time.monotonic()
+        print("seed %s: %d mtimes refreshed in %.1fs" % (SEED, refresh_seed(), time.monotonic() - t))
+        return
+    name = sys.argv[1]
+    pw = pwd.getpwnam(name)
+    touched = refresh_seed()
 
     dst = os.path.join(ROOT, name)
     made = not os.path.isdir(dst)
