@@ -79,6 +79,12 @@ account() { # name
     chown -R "$uid:$uid" "$home"
     made=$((made + 1))
   fi
+  # Go telemetry off (what `go telemetry off` writes): no counters written, and gopls (GoNB's
+  # code completion, one per kernel) starts no crash-monitor process (~24 MB each).
+  if [ ! -e "$home/.config/go/telemetry/mode" ]; then
+    mkdir -p "$home/.config/go/telemetry" && echo off >"$home/.config/go/telemetry/mode"
+    chown -R "$uid:$uid" "$home/.config"
+  fi
   chown "$uid:$uid" "$home"
   chmod 0700 "$home"
 }

@@ -63,6 +63,10 @@ now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
 if [ "$build" = 1 ]; then
+  # One image build at a time on this machine (docker/smoke-test.sh may be building the same
+  # image): wait for the lock, then build only what is still missing.
+  exec 9>"${TMPDIR:-/tmp}/attnbook-docker-build.lock"
+  flock 9
   if ! docker image inspect "$base" >/dev/null 2>&1; then
     echo "classroom-test: $base missing: building it (docker/build-base.sh, docker/build.sh)"
     "$root/docker/build-base.sh"
@@ -76,6 +80,7 @@ if [ "$build" = 1 ]; then
   t=$(now)
   "$here/classroom.sh" build >"$tmp/build.log" 2>&1 || { tail -n 40 "$tmp/build.log" >&2; fail "hub image build failed"; }
   echo "classroom-test: hub image $image ready in $(secs "$t" "$(now)")s"
+  flock -u 9
 else
   docker image inspect "$image" >/dev/null 2>&1 || fail "image $image not found (drop --no-build)"
 fi
