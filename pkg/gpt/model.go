@@ -11,7 +11,6 @@ import (
 	"github.com/attnbook/attnbook/pkg/torchrand"
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/compute/shapes"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/layers"
@@ -306,8 +305,3 @@ func (m *Model) attention(scope *model.Scope, prefix string, x *Node, fused bool
 func Loss(logits, targets *Node) *Node {
 	return ReduceAllMean(crossEntropy(logits, targets))
 }
-
-// scalarF32 is a float32 scalar tensor.
-func scalarF32(v float64) *tensors.Tensor { return tensors.FromScalar(float32(v)) }
-
-var _ = shapes.Make
