@@ -3,6 +3,7 @@ package gpt
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/gomlx/compute/dtypes"
 	. "github.com/gomlx/gomlx/core/graph"
@@ -56,9 +57,16 @@ func (o *adamW) UpdateGraph(scope *model.Scope, g *Graph, theLoss *Node) {
 
 	// Gradient clipping by global norm.
 	if tc.GradClip > 0 {
+		// Summed in variable-path order, so a store restored from a checkpoint (whose variables
+		// come back in another order) rounds the norm the same way.
+		order := make([]int, len(vars))
+		for i := range order {
+			order[i] = i
+		}
+		sort.Slice(order, func(a, b int) bool { return vars[order[a]].Path() < vars[order[b]].Path() })
 		var sumSq *Node
-		for _, gr := range grads {
-			s := ReduceAllSum(Square(gr))
+		for _, i := range order {
+			s := ReduceAllSum(Square(grads[i]))
 			if sumSq == nil {
 				sumSq = s
 			} else {
