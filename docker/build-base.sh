@@ -11,6 +11,13 @@
 # For a byte-for-byte rebuild of a dated tag, point --mirror at Debian's snapshot archive of
 # that date, e.g. http://snapshot.debian.org/archive/debian/20261121T000000Z.
 set -euo pipefail
+# One build at a time on this machine: the smoke test, the classroom test and `kernel up -lab`
+# may all ask for the image at once (go test runs their packages in parallel); the second waits
+# and then finds every layer cached.
+if [ -z "${ATTNBOOK_BUILD_LOCKED:-}" ] && command -v flock >/dev/null; then
+  export ATTNBOOK_BUILD_LOCKED=1
+  exec flock "${TMPDIR:-/tmp}/attnbook-docker-build.lock" bash "$0" "$@"
+fi
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # The tag defaults to the one the Dockerfile's `ARG BASE_IMAGE=` names, so the two never drift.

@@ -10,6 +10,13 @@
 # $ATTNBOOK_BUILD_CA (default: host) adds CA certificates the build trusts (not the image) as
 # docker/build-ca/*.crt: "host" = /usr/local/share/ca-certificates/*.crt, "none", or file:file.
 set -euo pipefail
+# One build at a time on this machine: the smoke test, the classroom test and `kernel up -lab`
+# may all ask for the image at once (go test runs their packages in parallel); the second waits
+# and then finds every layer cached.
+if [ -z "${ATTNBOOK_BUILD_LOCKED:-}" ] && command -v flock >/dev/null; then
+  export ATTNBOOK_BUILD_LOCKED=1
+  exec flock "${TMPDIR:-/tmp}/attnbook-docker-build.lock" bash "$0" "$@"
+fi
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 base=$(sed -n 's/^ARG BASE_IMAGE=//p' docker/Dockerfile | head -n1)
