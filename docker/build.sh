@@ -15,7 +15,7 @@ set -euo pipefail
 # and then finds every layer cached.
 if [ -z "${ATTNBOOK_BUILD_LOCKED:-}" ] && command -v flock >/dev/null; then
   export ATTNBOOK_BUILD_LOCKED=1
-  exec flock "${TMPDIR:-/tmp}/attnbook-docker-build.lock" bash "$0" "$@"
+  exec flock /tmp/attnbook-docker-build.lock bash "$0" "$@"
 fi
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
