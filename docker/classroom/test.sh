@@ -65,8 +65,11 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 if [ "$build" = 1 ]; then
   # One image build at a time on this machine (docker/smoke-test.sh may be building the same
   # image): wait for the lock, then build only what is still missing.
-  exec 9>"${TMPDIR:-/tmp}/attnbook-docker-build.lock"
+  # The same lock docker/build.sh takes; holding it here, tell build.sh and build-base.sh so
+  # they do not wait for it themselves.
+  exec 9>/tmp/attnbook-docker-build.lock
   flock 9
+  export ATTNBOOK_BUILD_LOCKED=1
   if ! docker image inspect "$base" >/dev/null 2>&1; then
     echo "classroom-test: $base missing: building it (docker/build-base.sh, docker/build.sh)"
     "$root/docker/build-base.sh"
@@ -81,6 +84,7 @@ if [ "$build" = 1 ]; then
   "$here/classroom.sh" build >"$tmp/build.log" 2>&1 || { tail -n 40 "$tmp/build.log" >&2; fail "hub image build failed"; }
   echo "classroom-test: hub image $image ready in $(secs "$t" "$(now)")s"
   flock -u 9
+  unset ATTNBOOK_BUILD_LOCKED
 else
   docker image inspect "$image" >/dev/null 2>&1 || fail "image $image not found (drop --no-build)"
 fi
