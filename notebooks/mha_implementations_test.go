@@ -1,62 +1,71 @@
 package notebooks_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/attnbook/attnbook/internal/coursetest"
 	"github.com/attnbook/attnbook/internal/nbrun"
+	"github.com/attnbook/attnbook/pkg/benchdata"
 )
 
-// TestMHAImplementations runs notebook 09: its table is docs/benchmarks.json's full run, row by
-// row, and its chart draws a bar per formulation.
+// TestMHAImplementations runs notebook 09: its tables are docs/benchmarks.json's runs, value
+// by value; its charts draw a group per formulation and a bar per column; its summary cell
+// prints the ratios the prose quotes, computed from the same file.
 func TestMHAImplementations(t *testing.T) {
 	r := nbrun.Execute(t, "notebooks/09_mha_implementations.ipynb")
-	checkClean(t, r)
-
-	var docs struct {
-		Runs map[string]struct { // "full", "quick", "cells"
-			Label   string `json:"label"`
-			Results []struct {
-				Impl      string  `json:"impl"`
-				Framework string  `json:"framework"`
-				Mode      string  `json:"mode"`
-				MedianMS  float64 `json:"median_ms"`
-			}
-		}
-	}
-	raw, err := os.ReadFile(filepath.Join(nbrun.Root(t), "docs/benchmarks.json"))
+	coursetest.CheckClean(t, r)
+	docs, err := benchdata.Load(nbrun.Root(t))
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, &docs); err != nil {
 		t.Fatalf("docs/benchmarks.json: %v", err)
 	}
-	table := r.Find(t, "benchResult").Stdout
-	charts := strings.Join(r.Find(t, "func barChart").HTML, "")
-	found := 0
-	for _, kind := range []string{"full", "quick"} {
-		run := docs.Runs[kind]
+	full := docs.Runs["full"]
+	if full == nil || docs.Runs["matmul"] == nil {
+		t.Fatalf("docs/benchmarks.json has runs %v, want at least full and matmul", keys(docs.Runs))
+	}
+
+	tables := r.Find(t, "r.TablesText()").Stdout
+	for _, label := range []string{"full", "quick"} {
+		run := docs.Runs[label]
+		if run == nil {
+			continue
+		}
+		if !strings.Contains(tables, run.TablesText()) {
+			t.Errorf("the %s tables are not printed as pkg/benchdata renders them:\n%s", label, tables)
+		}
 		for _, res := range run.Results {
-			if res.Mode != "forward" || res.Framework != "go" {
-				continue
-			}
-			found++
-			if want := fmt.Sprintf("%.1f", res.MedianMS); !strings.Contains(table, want) {
-				t.Errorf("%s run: the table lacks %s's Go time %s:\n%s", run.Label, res.Impl, want, table)
-			}
-			if !strings.Contains(charts, res.Impl) {
-				t.Errorf("the chart lacks a bar labelled %q", res.Impl)
+			if res.Framework == "go" && res.Mode == benchdata.Forward && !strings.Contains(tables, benchdata.FormatMS(res.MedianMS)) {
+				t.Errorf("%s run: the table lacks %s's GoMLX time %s", label, res.Impl, benchdata.FormatMS(res.MedianMS))
 			}
 		}
 	}
-	if found < 6 {
-		t.Errorf("docs/benchmarks.json has %d Go forward results, want at least the six formulations", found)
+
+	charts := r.Find(t, "func timesChart")
+	svgs := strings.Join(append(charts.HTML, charts.SVG...), "")
+	if n := strings.Count(svgs, "<svg"); n != 2 {
+		t.Errorf("the chart cell shows %d SVGs, want 2 (forward, fwd+bwd)", n)
 	}
-	if !strings.Contains(charts, "<svg") {
-		t.Errorf("the chart cell shows no SVG")
+	for _, want := range append(full.Rows(), "PyTorch (OpenBLAS)", "PyTorch (reference BLAS)", "GoMLX go") {
+		if !strings.Contains(svgs, want) {
+			t.Errorf("the charts lack %q", want)
+		}
 	}
+
+	summary := r.Find(t, "÷ PyTorch (OpenBLAS)").Stdout
+	ratio := full.Ratio("chapter", "go/go", "pytorch/openblas", benchdata.Forward)
+	if want := fmt.Sprintf("chapter, full size, forward:  GoMLX %8s ms   ÷ PyTorch (OpenBLAS) %-6s", benchdata.FormatMS(full.Find("chapter", "go/go", benchdata.Forward).MedianMS), benchdata.FormatRatio(ratio)); !strings.Contains(summary, want) {
+		t.Errorf("summary lacks %q:\n%s", want, summary)
+	}
+	if !strings.Contains(summary, "% of peak") || !strings.Contains(summary, docs.Runs["matmul"].Peak.Formula) {
+		t.Errorf("summary lacks the matmul against the peak:\n%s", summary)
+	}
+}
+
+func keys(m map[string]*benchdata.Report) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
