@@ -112,7 +112,7 @@ func TestCommittedNotebooksHaveNoOutputs(t *testing.T) {
 // notebooksPending are the non-notebook files that may still sit in notebooks/ while their owners
 // move them to internal/coursetest (the tests of notebooks 09 and 10, and the adapter that lends
 // them this package's helpers). Nothing else may: Jupyter's file list shows notebooks only.
-var notebooksPending = map[string]bool{"helpers_test.go": true, "mha_implementations_test.go": true, "gpt_test.go": true}
+var notebooksPending = map[string]bool{"helpers_test.go": true, "mha_implementations_test.go": true}
 
 // TestNotebookFolderHoldsOnlyNotebooks keeps Jupyter's file list to the learning path: every file in
 // notebooks/ is a numbered notebook NN_topic.ipynb.

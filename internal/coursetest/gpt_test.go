@@ -1,4 +1,4 @@
-package notebooks_test
+package coursetest
 
 import (
 	"math"
