@@ -133,6 +133,7 @@ type Machine struct {
 type Versions struct {
 	Go           string `json:"go"`
 	GoExperiment string `json:"goexperiment,omitempty"` // of the bench binary: "simd" when the SIMD kernels are in
+	GOAMD64      string `json:"goamd64,omitempty"`      // of the bench binary (amd64): v1 … v4
 	GoMLX        string `json:"gomlx"`
 	PyTorch      string `json:"pytorch,omitempty"`
 	Python       string `json:"python,omitempty"`

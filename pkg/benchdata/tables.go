@@ -241,7 +241,11 @@ func (r *Report) Markdown() string {
 	if exp == "" {
 		exp = "none"
 	}
-	fmt.Fprintf(&b, "- Versions: %s (GOEXPERIMENT %s), GoMLX %s", v.Go, exp, v.GoMLX)
+	fmt.Fprintf(&b, "- Versions: %s (GOEXPERIMENT %s", v.Go, exp)
+	if v.GOAMD64 != "" {
+		fmt.Fprintf(&b, ", GOAMD64 %s", v.GOAMD64)
+	}
+	fmt.Fprintf(&b, "), GoMLX %s", v.GoMLX)
 	if v.PyTorch != "" {
 		fmt.Fprintf(&b, ", PyTorch %s (Python %s)", v.PyTorch, v.Python)
 	}
