@@ -133,7 +133,10 @@ if [ "$restart" = 1 ]; then
   CLASSROOM_IDLE_TIMEOUT=30 CLASSROOM_CULL_EVERY=5 "$here/classroom.sh" up >/dev/null
   echo "classroom-test: hub restarted (down + up) in $(secs "$t" "$(now)")s; idle timeout now 30s"
   after=$(client restart --cull-within 180)
-  docker logs "$name" 2>&1 | grep -q 'idle-culler: stopped' || fail "no 'idle-culler: stopped' line in the hub's logs"
+  # Read the logs whole first: `docker logs | grep -q` fails under pipefail when grep stops
+  # reading at its first match and docker logs dies of SIGPIPE.
+  hub_logs=$(docker logs "$name" 2>&1)
+  grep -q 'idle-culler: stopped' <<<"$hub_logs" || fail "no 'idle-culler: stopped' line in the hub's logs"
 fi
 
 summary=$(python3 - "$class" "$mem" "$after" "$cpu" <<'PY'
