@@ -16,7 +16,7 @@ func cmdTest(ctx context.Context, e *env, args []string) int {
 
 Runs setup, then go test: ./... unless ARGS name packages, -timeout=75m unless ARGS set one,
 GOEXPERIMENT=%s on amd64 (GoMLX's SIMD kernels, as in the notebooks). ARGS are go test's flags
-(go help testflag), e.g. test -run Start ./notebooks/. With CI=true, tests that need Jupyter or
+(go help testflag), e.g. test -run Start ./internal/coursetest/. With CI=true, tests that need Jupyter or
 Docker fail instead of skipping.
 `, SIMDExperiment)
 		return exitOK

@@ -109,11 +109,6 @@ func TestCommittedNotebooksHaveNoOutputs(t *testing.T) {
 	}
 }
 
-// notebooksPending are the non-notebook files that may still sit in notebooks/ while their owners
-// move them to internal/coursetest (the tests of notebooks 09 and 10, and the adapter that lends
-// them this package's helpers). Nothing else may: Jupyter's file list shows notebooks only.
-var notebooksPending = map[string]bool{"helpers_test.go": true, "mha_implementations_test.go": true}
-
 // TestNotebookFolderHoldsOnlyNotebooks keeps Jupyter's file list to the learning path: every file in
 // notebooks/ is a numbered notebook NN_topic.ipynb.
 func TestNotebookFolderHoldsOnlyNotebooks(t *testing.T) {
@@ -129,7 +124,7 @@ func TestNotebookFolderHoldsOnlyNotebooks(t *testing.T) {
 		case e.IsDir() && (name == "out" || name == ".ipynb_checkpoints" || name == "gpt-checkpoints"):
 			// git-ignored work areas: out/ (kernel run -o), Jupyter's own checkpoints, and the
 			// trained weights notebook 10 saves for later runs
-		case numbered.MatchString(name), notebooksPending[name]:
+		case numbered.MatchString(name):
 		default:
 			t.Errorf("notebooks/%s: only NN_topic.ipynb notebooks belong in notebooks/ (tests go to internal/coursetest)", name)
 		}

@@ -1,11 +1,10 @@
-package notebooks_test
+package coursetest
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/attnbook/attnbook/internal/coursetest"
 	"github.com/attnbook/attnbook/internal/nbrun"
 	"github.com/attnbook/attnbook/pkg/benchdata"
 )
@@ -15,7 +14,7 @@ import (
 // prints the ratios the prose quotes, computed from the same file.
 func TestMHAImplementations(t *testing.T) {
 	r := nbrun.Execute(t, "notebooks/09_mha_implementations.ipynb")
-	coursetest.CheckClean(t, r)
+	CheckClean(t, r)
 	docs, err := benchdata.Load(nbrun.Root(t))
 	if err != nil {
 		t.Fatalf("docs/benchmarks.json: %v", err)
