@@ -324,9 +324,9 @@ func simdLabel(simd bool) string {
 type job struct {
 	impl   string
 	mode   Mode
-	key    string       // series key
-	prog   *Program     // GoMLX; nil for PyTorch
-	torch  *torchProc   // PyTorch; nil for GoMLX
+	key    string     // series key
+	prog   *Program   // GoMLX; nil for PyTorch
+	torch  *torchProc // PyTorch; nil for GoMLX
 	res    *benchdata.Result
 	failed bool
 	cost   time.Duration // the first call: what one run costs at most

@@ -95,7 +95,7 @@ func loadChapter(store *model.Store, w Weights, s Size) Build {
 	storeChapter(store, w)
 	return func(scope *model.Scope, x *Node) *Node {
 		p := params(store, x.Graph())
-		keys := attention.SplitHeads(attention.Linear(x, p("W_key.weight"), nil), s.Heads)       // [B, H, T, hd]
+		keys := attention.SplitHeads(attention.Linear(x, p("W_key.weight"), nil), s.Heads)      // [B, H, T, hd]
 		queries := attention.SplitHeads(attention.Linear(x, p("W_query.weight"), nil), s.Heads) // [B, H, T, hd]
 		values := attention.SplitHeads(attention.Linear(x, p("W_value.weight"), nil), s.Heads)  // [B, H, T, hd]
 		scores := attention.Scores(queries, keys)                                               // [B, H, T, T]
@@ -160,7 +160,7 @@ func loadCombinedQKV(store *model.Store, w Weights, s Size) Build {
 		part := func(i int) *Node {
 			return Reshape(Slice(qkv, AxisElem(i)), b, h, t, hd) // [B, H, T, hd]
 		}
-		context, _ := attention.ScaledDotProduct(part(0), part(1), part(2)).Causal(true).Done() // [B, H, T, hd]
+		context, _ := attention.ScaledDotProduct(part(0), part(1), part(2)).Causal(true).Done()  // [B, H, T, hd]
 		return attention.Linear(attention.MergeHeads(context), p("proj.weight"), p("proj.bias")) // [B, T, d]
 	}
 }
@@ -179,14 +179,14 @@ func loadEinsum(store *model.Store, w Weights, s Size) Build {
 	put(store, "out_proj.bias", w.OutBias)
 	return func(scope *model.Scope, x *Node) *Node {
 		p := params(store, x.Graph())
-		queries := Einsum("btd,hkd->bhtk", x, p("W_query"))                                  // [B, H, T, hd]
-		keys := Einsum("btd,hkd->bhtk", x, p("W_key"))                                       // [B, H, T, hd]
-		values := Einsum("btd,hkd->bhtk", x, p("W_value"))                                   // [B, H, T, hd]
-		scores := attention.CausalMaskFill(Einsum("bhqk,bhsk->bhqs", queries, keys))         // [B, H, T, T]
-		weights := attention.StableSoftmax(attention.ScaleScores(scores, hd))                // [B, H, T, T]
-		context := Einsum("bhqs,bhsk->bqhk", weights, values)                                // [B, T, H, hd]
-		out := Einsum("bqhk,ohk->bqo", context, p("out_proj.weight"))                        // [B, T, d]
-		return Add(out, ExpandLeftToRank(p("out_proj.bias"), 3))                             // [B, T, d]
+		queries := Einsum("btd,hkd->bhtk", x, p("W_query"))                          // [B, H, T, hd]
+		keys := Einsum("btd,hkd->bhtk", x, p("W_key"))                               // [B, H, T, hd]
+		values := Einsum("btd,hkd->bhtk", x, p("W_value"))                           // [B, H, T, hd]
+		scores := attention.CausalMaskFill(Einsum("bhqk,bhsk->bhqs", queries, keys)) // [B, H, T, T]
+		weights := attention.StableSoftmax(attention.ScaleScores(scores, hd))        // [B, H, T, T]
+		context := Einsum("bhqs,bhsk->bqhk", weights, values)                        // [B, T, H, hd]
+		out := Einsum("bqhk,ohk->bqo", context, p("out_proj.weight"))                // [B, T, d]
+		return Add(out, ExpandLeftToRank(p("out_proj.bias"), 3))                     // [B, T, d]
 	}
 }
 
@@ -220,9 +220,9 @@ func loadFused(store *model.Store, w Weights, s Size) Build {
 	return func(scope *model.Scope, x *Node) *Node {
 		p := params(store, x.Graph())
 		queries := attention.SplitHeads(attention.Linear(x, p("W_query.weight"), nil), s.Heads) // [B, H, T, hd]
-		keys := attention.SplitHeads(attention.Linear(x, p("W_key.weight"), nil), s.Heads)       // [B, H, T, hd]
+		keys := attention.SplitHeads(attention.Linear(x, p("W_key.weight"), nil), s.Heads)      // [B, H, T, hd]
 		values := attention.SplitHeads(attention.Linear(x, p("W_value.weight"), nil), s.Heads)  // [B, H, T, hd]
-		context := attention.MergeHeads(attention.FusedCausal(queries, keys, values))          // [B, T, d]
+		context := attention.MergeHeads(attention.FusedCausal(queries, keys, values))           // [B, T, d]
 		return attention.Linear(context, p("out_proj.weight"), p("out_proj.bias"))              // [B, T, d]
 	}
 }

@@ -156,7 +156,7 @@ func cpuTime() time.Duration {
 // the full length, which is what a padded step costs at least). One op is a whole pass.
 func BenchmarkGrowingLength(b *testing.B) {
 	for _, s := range []struct {
-		name                    string
+		name                     string
 		dIn, dOut, heads, ctxLen int
 	}{
 		{"3to4x2heads_ctx64", 3, 4, 2, 64},

@@ -13,7 +13,7 @@ import (
 func fakeReport() *Report {
 	r := &Report{Schema: Schema, Label: "quick", Size: Quick, Threads: 2,
 		Machine: Machine{CPU: "Test CPU", Cores: 2, GOMAXPROCS: 2, OS: "linux/amd64"},
-		Series: []Series{{"go", "go", "GoMLX go (SIMD)"}, {"pytorch", "reference-blas", "PyTorch (reference BLAS)"}, {"pytorch", "openblas", "PyTorch (OpenBLAS)"}}}
+		Series:  []Series{{"go", "go", "GoMLX go (SIMD)"}, {"pytorch", "reference-blas", "PyTorch (reference BLAS)"}, {"pytorch", "openblas", "PyTorch (OpenBLAS)"}}}
 	add := func(impl, key string, runs ...float64) {
 		fw, be, _ := strings.Cut(key, "/")
 		r.Results = append(r.Results, &Result{Impl: impl, Name: impl, Framework: fw, Backend: be, Mode: Forward, RunsMS: runs})
