@@ -263,7 +263,7 @@ func startBackends(asked []string, rep *benchdata.Report) []goSeries {
 	}
 	var out []goSeries
 	for _, cfg := range cfgs {
-		b, err := newBackend(runConfig(cfg))
+		b, err := backend.New(cfg)
 		if err != nil {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("backend %s skipped: it does not start here (%s)", cfg, oneLine(err.Error(), 160)))
 			continue
@@ -273,26 +273,11 @@ func startBackends(asked []string, rep *benchdata.Report) []goSeries {
 		if s.Backend == "go" {
 			simd, detail := backend.SIMD()
 			s.Name = "GoMLX go (" + simdLabel(simd) + ")"
-			rep.Notes = append(rep.Notes, fmt.Sprintf("GoMLX go is started as %q, as pkg/backend starts it (its parallel op scheduling deadlocks on 2 cores); matrix products: %s", runConfig(cfg), detail))
+			rep.Notes = append(rep.Notes, fmt.Sprintf("GoMLX go is started as %q, as pkg/backend starts it (its parallel op scheduling deadlocks on 2 cores); matrix products: %s", backend.RunConfig(cfg), detail))
 		}
 		out = append(out, goSeries{series: s, backend: b})
 	}
 	return out
-}
-
-// runConfig is the configuration pkg/backend.Default would start for cfg: a "go" configuration
-// that does not choose how ops are scheduled gets ops_sequential (see pkg/backend's runConfig:
-// compute v0.1.6's parallel op scheduling deadlocks when 2·GOMAXPROCS large products are ready
-// at once, as the fwd+bwd graphs here do on 2 cores).
-func runConfig(cfg string) string {
-	name, opts, _ := strings.Cut(cfg, ":")
-	if name != "go" || strings.Contains(opts, "ops_sequential") || strings.Contains(opts, "ops_parallel") {
-		return cfg
-	}
-	if opts == "" {
-		return "go:ops_sequential"
-	}
-	return cfg + ",ops_sequential"
 }
 
 // backendLabel is the short name tables use: "go" for the pure-Go backend in any configuration,
@@ -305,12 +290,6 @@ func backendLabel(cfg string) string {
 		return "xla:cuda"
 	}
 	return cfg
-}
-
-// newBackend is compute.NewWithConfig with its panics turned into errors.
-func newBackend(cfg string) (b compute.Backend, err error) {
-	defer catch(&err, "backend %s", cfg)
-	return compute.NewWithConfig(cfg)
 }
 
 func simdLabel(simd bool) string {

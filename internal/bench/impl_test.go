@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"github.com/attnbook/attnbook/pkg/backend"
 	"math"
 	"testing"
 
@@ -11,7 +12,7 @@ import (
 // testBackend is the pure-Go backend as the bench starts it.
 func testBackend(t testing.TB) compute.Backend {
 	t.Helper()
-	b, err := newBackend(runConfig("go"))
+	b, err := backend.New("go")
 	if err != nil {
 		t.Fatalf("pure-Go backend: %v", err)
 	}

@@ -125,13 +125,13 @@ var (
 
 // Default returns the process-wide backend chosen by Choose, creating it on first use.
 // The pure-Go backend is started with sequential op scheduling, "go" as "go:ops_sequential",
-// because its parallel scheduling can deadlock (see runConfig).
+// because its parallel scheduling can deadlock (see RunConfig).
 // It returns an error (never panics, never downloads) when the chosen backend cannot start,
 // e.g. GOMLX_BACKEND=xla:cpu without the plugin.
 func Default() (compute.Backend, error) {
 	once.Do(func() {
 		sharedChoice = Choose()
-		shared, sharedErr = newBackend(runConfig(sharedChoice.Config))
+		shared, sharedErr = New(sharedChoice.Config)
 		if sharedErr != nil {
 			sharedErr = fmt.Errorf("backend %q (%s): %w", sharedChoice.Config, sharedChoice.Reason, sharedErr)
 		}
@@ -157,6 +157,11 @@ func newBackend(config string) (b compute.Backend, err error) {
 	return compute.NewWithConfig(config)
 }
 
+// New starts the backend of config as Default starts its choice: RunConfig applied, GoMLX's
+// panics (an unknown backend name) turned into errors, nothing downloaded. For programs that
+// compare several backends side by side (the benchmark); notebooks use Default.
+func New(config string) (compute.Backend, error) { return newBackend(RunConfig(config)) }
+
 // MustDefault is Default for notebook cells and tests: it panics with Default's error.
 func MustDefault() compute.Backend {
 	b, err := Default()
@@ -166,7 +171,7 @@ func MustDefault() compute.Backend {
 	return b
 }
 
-// runConfig is the configuration Default starts for a chosen one: a "go" configuration that
+// RunConfig is the configuration Default starts for a chosen one: a "go" configuration that
 // does not choose how ops are scheduled gets ops_sequential ("go" → "go:ops_sequential",
 // "go:parallelism=4" → "go:parallelism=4,ops_sequential"); an explicit ops_parallel or
 // ops_sequential, and every other backend, is left as given.
@@ -186,7 +191,7 @@ func MustDefault() compute.Backend {
 // gobackend v0.1.x accepts, comma-separated after "go:": parallelism=N (worker slots; -1
 // unlimited, which also avoids the deadlock but oversubscribes the cores), ops_sequential,
 // ops_parallel, dependency_order and creation_order (the order ops are scheduled in).
-func runConfig(config string) string {
+func RunConfig(config string) string {
 	name, opts, _ := strings.Cut(config, ":")
 	if name != "go" {
 		return config

@@ -27,12 +27,12 @@ func TestRunConfig(t *testing.T) {
 		{"xla:cuda", "xla:cuda"},
 		{"gomlx_go", "gomlx_go"},
 	} {
-		got := runConfig(tc.config)
+		got := RunConfig(tc.config)
 		if got != tc.want {
-			t.Errorf("runConfig(%q) = %q, want %q", tc.config, got, tc.want)
+			t.Errorf("RunConfig(%q) = %q, want %q", tc.config, got, tc.want)
 		}
 		if b, err := newBackend(got); tc.want[:3] == "go:" && err != nil {
-			t.Errorf("runConfig(%q) = %q: gobackend rejects it: %v", tc.config, got, err)
+			t.Errorf("RunConfig(%q) = %q: gobackend rejects it: %v", tc.config, got, err)
 		} else if err == nil {
 			b.Finalize()
 		}
@@ -96,7 +96,7 @@ func wantSum(n int) float64 {
 // TestManyIndependentProducts runs, on the default backend, one graph with more independent
 // large matrix products than the pure-Go backend has worker slots (2·GOMAXPROCS) — the shape of
 // a multi-head attention made of a list of heads (seed 003's 12 heads × 3 projections). With
-// parallel op scheduling GoMLX v0.28.8's pure-Go backend deadlocks on it (see runConfig);
+// parallel op scheduling GoMLX v0.28.8's pure-Go backend deadlocks on it (see RunConfig);
 // Default must not. With -deadlock it also tries the bare "go" backend.
 func TestManyIndependentProducts(t *testing.T) {
 	b, err := Default()
@@ -120,9 +120,9 @@ func TestManyIndependentProducts(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, ok := manyProducts(t, bare, 2*runtime.GOMAXPROCS(0), 30*time.Second); ok {
-		t.Errorf(`bare "go" backend (parallel op scheduling) ran %d independent products: GoMLX's deadlock looks fixed; drop the ops_sequential workaround in runConfig`, 2*runtime.GOMAXPROCS(0))
+		t.Errorf(`bare "go" backend (parallel op scheduling) ran %d independent products: GoMLX's deadlock looks fixed; drop the ops_sequential workaround in RunConfig`, 2*runtime.GOMAXPROCS(0))
 	} else {
-		t.Logf(`bare "go" backend still deadlocks on %d independent products (GOMAXPROCS=%d): keep runConfig's ops_sequential`, 2*runtime.GOMAXPROCS(0), runtime.GOMAXPROCS(0))
+		t.Logf(`bare "go" backend still deadlocks on %d independent products (GOMAXPROCS=%d): keep RunConfig's ops_sequential`, 2*runtime.GOMAXPROCS(0), runtime.GOMAXPROCS(0))
 	}
 }
 
