@@ -35,6 +35,7 @@ func TestKernelSpecJSON(t *testing.T) {
 			"ATTNBOOK_ROOT":         "/src/attnbook",
 			"GOMLX_NO_AUTO_INSTALL": "1",
 			"GOTRACEBACK":           "none",
+			"GOFLAGS":               "-ldflags=-w",
 		},
 	}
 	gotJS, _ := json.MarshalIndent(got, "", " ")
@@ -47,8 +48,8 @@ func TestKernelSpecJSON(t *testing.T) {
 	}
 
 	o.NoXLA = true
-	if env := newKernelSpec(o).Env; env["GOFLAGS"] != "-tags=noxla" {
-		t.Errorf("NoXLA spec env GOFLAGS = %q, want -tags=noxla", env["GOFLAGS"])
+	if env := newKernelSpec(o).Env; env["GOFLAGS"] != "-tags=noxla -ldflags=-w" {
+		t.Errorf("NoXLA spec env GOFLAGS = %q, want -tags=noxla -ldflags=-w", env["GOFLAGS"])
 	}
 	o.RawError = true
 	if argv := newKernelSpec(o).Argv; argv[len(argv)-1] != "--raw_error" {
@@ -151,6 +152,79 @@ func TestGoShim(t *testing.T) {
 	}
 	if got := run(tmp, gonbEnv, "env", "GOVERSION", "GOROOT"); got != string(direct) {
 		t.Errorf("go env through the shim = %q, want %q as from go itself", got, direct)
+	}
+}
+
+// TestGoShimSkipsRepeatedGoGet: GoNB runs `go get` before every cell's build; the shim passes it
+// to go only when the imports, go.mod or go.sum changed since the last one that succeeded. A
+// stand-in go logs each call that reaches it.
+func TestGoShimSkipsRepeatedGoGet(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the shim is a POSIX shell script")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go on PATH")
+	}
+	root, err := findRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	log := filepath.Join(bin, "calls")
+	logging := filepath.Join(bin, "logging-go")
+	writeFile(t, logging, "#!/bin/sh\necho \"$*\" >> "+shellQuote(log)+"\nexec "+shellQuote(goBin)+" \"$@\"\n")
+	shim := filepath.Join(bin, "go")
+	writeFile(t, shim, goShim(logging))
+	for _, f := range []string{logging, shim} {
+		if err := os.Chmod(f, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmp := filepath.Join(t.TempDir(), "gonb_5678abcd")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "GONB_TMP_DIR="+tmp, RootEnv+"="+root, "GOFLAGS=-mod=mod", "GOPROXY=off")
+	goGet := func() error {
+		cmd := exec.Command(shim, "get")
+		cmd.Dir, cmd.Env = tmp, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		return nil
+	}
+	gets := func() int {
+		data, _ := os.ReadFile(log)
+		return strings.Count(string(data), "get\n")
+	}
+	cmd := exec.Command(shim, "mod", "init", "gonb_5678abcd")
+	cmd.Dir, cmd.Env = tmp, env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go mod init: %v\n%s", err, out)
+	}
+	cell := func(imports string) {
+		writeFile(t, filepath.Join(tmp, "main.go"), "package main\n\nimport (\n"+imports+")\n\nfunc main() { display.Println(math.Pi) }\n")
+	}
+	cell("\t\"math\"\n\n\t\"github.com/attnbook/attnbook/pkg/display\"\n")
+	for i, want := range []int{1, 1, 1} {
+		if err := goGet(); err != nil {
+			t.Fatalf("go get %d: %v", i+1, err)
+		}
+		if got := gets(); got != want {
+			t.Errorf("after go get %d through the shim, go ran get %d times, want %d", i+1, got, want)
+		}
+	}
+	cell("\t\"math\"\n\t\"fmt\"\n\n\t\"github.com/attnbook/attnbook/pkg/display\"\n")
+	if err := goGet(); err != nil || gets() != 2 {
+		t.Errorf("a new import: go get err %v, go ran get %d times, want 2", err, gets())
+	}
+	cell("\t\"math\"\n\n\t\"example.com/nosuch/pkg\"\n\t\"github.com/attnbook/attnbook/pkg/display\"\n")
+	for i := range 2 {
+		if err := goGet(); err == nil || gets() != 3+i {
+			t.Errorf("an import nobody provides, try %d: go get err %v (want one), go ran get %d times, want %d", i+1, err, gets(), 3+i)
+		}
 	}
 }
 

@@ -80,7 +80,12 @@ func Main(root string, args []string, stdout, stderr io.Writer) int {
 		rep, err = Run(o, stderr)
 	}
 	if rep != nil {
-		if werr := writeOutputs(o, rep, stdout); werr != nil {
+		wo := o
+		if err != nil && o.WriteDocs { // a failed run never replaces the published numbers
+			wo.WriteDocs = false
+			fmt.Fprintf(stderr, "bench: docs/benchmarks.md and docs/benchmarks.json left as they were: the run failed\n")
+		}
+		if werr := writeOutputs(wo, rep, stdout); werr != nil {
 			fmt.Fprintf(stderr, "bench: %v\n", werr)
 			return 1
 		}

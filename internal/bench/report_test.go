@@ -3,6 +3,7 @@ package bench
 import (
 	"math"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -98,5 +99,35 @@ func TestWriteDocs(t *testing.T) {
 	md, _ := os.ReadFile(root + "/docs/benchmarks.md")
 	if !strings.Contains(string(md), "<!-- bench:quick:begin -->") || !strings.Contains(string(md), "| chapter | 3.00 (2.00) | 1.00x |") {
 		t.Errorf("benchmarks.md:\n%s", md)
+	}
+}
+
+func TestFLOPPerCycle(t *testing.T) {
+	for _, c := range []struct {
+		cpu  cpuInfo
+		want int
+	}{
+		{cpuInfo{vendor: "AuthenticAMD", family: 25, flags: []string{"avx2", "fma", "avx512f"}}, 32}, // Zen 4
+		{cpuInfo{vendor: "AuthenticAMD", family: 26, flags: []string{"avx2", "fma", "avx512f"}}, 64}, // Zen 5
+		{cpuInfo{vendor: "GenuineIntel", family: 6, flags: []string{"avx2", "fma", "avx512f"}}, 64},
+		{cpuInfo{vendor: "AuthenticAMD", family: 23, flags: []string{"avx2", "fma"}}, 32},
+		{cpuInfo{flags: []string{"sse2"}}, 8},
+	} {
+		if got, how := flopPerCycle(c.cpu); got != c.want || how == "" {
+			t.Errorf("flopPerCycle(%+v) = %d, %q; want %d", c.cpu, got, how, c.want)
+		}
+	}
+}
+
+// TestMeasureFMA: with the SIMD kernels on an AVX-512 machine, the measured FMA throughput is
+// at least one 16-lane FMA per 4 cycles at 1 GHz per core, and no more than 2 per cycle at 6 GHz.
+func TestMeasureFMA(t *testing.T) {
+	g, what := measureFMA()
+	if g == 0 {
+		t.Skip("no measurement in this build or on this CPU (needs GOEXPERIMENT=simd and AVX-512)")
+	}
+	procs := float64(runtime.GOMAXPROCS(0))
+	if low, high := procs*1*16*2/4, procs*6*2*16*2; g < low || g > high || what == "" {
+		t.Errorf("measureFMA() = %.1f GFLOP/s (%s), want within [%.0f, %.0f]", g, what, low, high)
 	}
 }

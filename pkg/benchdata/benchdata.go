@@ -139,13 +139,15 @@ type Versions struct {
 	Python       string `json:"python,omitempty"`
 }
 
-// Peak is the machine's float32 peak as the bench computes it: Cores × GHz × FLOPPerCycle.
+// Peak is the machine's float32 peak as the bench finds it: the larger of the nominal Cores × GHz
+// × FLOPPerCycle and the measured FMA throughput of all cores.
 type Peak struct {
-	Cores        int     `json:"cores"`
-	GHz          float64 `json:"ghz"`
-	FLOPPerCycle int     `json:"flop_per_cycle"` // per core
-	GFLOPS       float64 `json:"gflops"`
-	Formula      string  `json:"formula"` // how FLOPPerCycle and GHz were found
+	Cores          int     `json:"cores"`
+	GHz            float64 `json:"ghz"`
+	FLOPPerCycle   int     `json:"flop_per_cycle"` // per core
+	MeasuredGFLOPS float64 `json:"measured_gflops,omitempty"`
+	GFLOPS         float64 `json:"gflops"`  // the peak percentages are of
+	Formula        string  `json:"formula"` // how it was found, for people
 }
 
 // Check is one equality check: two computations that must agree within [Tolerance].

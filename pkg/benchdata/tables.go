@@ -150,7 +150,7 @@ func (r *Report) Text() string {
 		}
 	}
 	if r.Peak != nil {
-		fmt.Fprintf(&b, "peak: %s\n", r.Peak.Formula)
+		fmt.Fprintf(&b, "peak: %.1f GFLOP/s, the larger of: %s\n", r.Peak.GFLOPS, r.Peak.Formula)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
@@ -264,7 +264,7 @@ func (r *Report) Markdown() string {
 	fmt.Fprintf(&b, "- Columns: %s; %d threads each; all measured in this one run, interleaved (a shared machine: compare within the run)\n",
 		strings.Join(names, ", "), r.Threads)
 	if r.Peak != nil {
-		fmt.Fprintf(&b, "- Peak: %.0f GFLOP/s = %s\n", r.Peak.GFLOPS, r.Peak.Formula)
+		fmt.Fprintf(&b, "- Peak: %.0f GFLOP/s, the larger of: %s\n", r.Peak.GFLOPS, r.Peak.Formula)
 	}
 	for _, t := range r.Tables() {
 		fmt.Fprintf(&b, "\n**%s**\n\n", t.Title)
