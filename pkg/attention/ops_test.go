@@ -189,3 +189,56 @@ func TestDropoutGraph(t *testing.T) {
 		}
 	}
 }
+
+// TestStableSoftmaxLarge: above 2^18 elements StableSoftmax is GoMLX's fused softmax; it must
+// match a float64 softmax within 1e-6 (masked rows included: -Inf → exactly 0), and its
+// gradient must equal the small path's (computed row block by row block under the threshold).
+func TestStableSoftmaxLarge(t *testing.T) {
+	const b, h, tk = 2, 4, 256 // 524288 elements > 2^18
+	g := torchrand.New(7)
+	x := g.Randn(b, h, tk, tk)
+	masked := run(t, func(in []*Node) *Node { return CausalMaskFill(ScaleScores(in[0], 16)) }, x)
+	got := flat(run(t, func(in []*Node) *Node { return StableSoftmax(in[0]) }, masked))
+	m := flat(masked)
+	for r := 0; r < b*h*tk; r++ {
+		row := m[r*tk : (r+1)*tk]
+		mx := math.Inf(-1)
+		for _, v := range row {
+			mx = math.Max(mx, float64(v))
+		}
+		var sum float64
+		for _, v := range row {
+			sum += math.Exp(float64(v) - mx)
+		}
+		for i, v := range row {
+			want := math.Exp(float64(v)-mx) / sum
+			if d := math.Abs(float64(got[r*tk+i]) - want); d > 1e-6 || (math.IsInf(float64(v), -1) && got[r*tk+i] != 0) {
+				t.Fatalf("row %d col %d: StableSoftmax = %v, float64 softmax %v", r, i, got[r*tk+i], want)
+			}
+		}
+	}
+
+	// d/dx Σ softmax(x)·w through the large path and through the small one (each [1, 1, T, T]
+	// slice is 65536 elements).
+	w := g.Randn(b, h, tk, tk)
+	grad := func(in []*Node) *Node {
+		return Gradient(ReduceAllSum(Mul(StableSoftmax(in[0]), in[1])), in[0])[0]
+	}
+	large := flat(run(t, grad, masked, w))
+	small := flat(run(t, func(in []*Node) *Node {
+		var parts []*Node
+		for i := range b {
+			for j := range h {
+				xs := Slice(in[0], AxisElem(i), AxisElem(j))
+				ws := Slice(in[1], AxisElem(i), AxisElem(j))
+				parts = append(parts, Gradient(ReduceAllSum(Mul(StableSoftmax(xs), ws)), xs)[0])
+			}
+		}
+		return Reshape(Concatenate(parts, 0), b, h, tk, tk)
+	}, masked, w))
+	for i := range large {
+		if d := math.Abs(float64(large[i] - small[i])); d > 1e-6 {
+			t.Fatalf("gradient %d: large path %v, small path %v", i, large[i], small[i])
+		}
+	}
+}

@@ -234,7 +234,7 @@ func (r *Report) Markdown() string {
 	}
 	fmt.Fprintf(&b, "), %s", m.OS)
 	if r.Load[0] != "" {
-		fmt.Fprintf(&b, "; load average %s at the start, %s at the end (the machine is shared)", r.Load[0], r.Load[1])
+		fmt.Fprintf(&b, "; load average %s at the start, %s at the end", r.Load[0], r.Load[1])
 	}
 	b.WriteString("\n")
 	exp := v.GoExperiment
@@ -261,7 +261,7 @@ func (r *Report) Markdown() string {
 	for _, s := range r.Series {
 		names = append(names, s.Name)
 	}
-	fmt.Fprintf(&b, "- Columns: %s; %d threads each; all measured in this one run, interleaved (a shared machine: compare within the run)\n",
+	fmt.Fprintf(&b, "- Columns: %s; %d threads each; all measured in this one run, interleaved (compare within the run)\n",
 		strings.Join(names, ", "), r.Threads)
 	if r.Peak != nil {
 		fmt.Fprintf(&b, "- Peak: %.0f GFLOP/s, the larger of: %s\n", r.Peak.GFLOPS, r.Peak.Formula)
