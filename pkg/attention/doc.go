@@ -10,9 +10,10 @@
 //     masks ([KeyMaskFill]), dropout with a given mask ([Dropout]), head splitting
 //     ([SplitHeads], [MergeHeads], and the wrong [SplitHeadsNoTranspose]), projections
 //     ([Linear]) and scaled dot-product attention for self and cross attention
-//     ([ScaledDotProduct]); and two faster formulations of causal attention for big inputs:
+//     ([ScaledDotProduct]); and two other formulations of causal attention for big inputs,
 //     GoMLX's fused attention ([FusedCausal]) and this package's fast multi-head graph
-//     ([FastCausalMultiHead], what [MultiHeadAttention.SetFast] runs).
+//     ([FastCausalMultiHead], what [MultiHeadAttention.SetFast] runs); which one is quickest
+//     depends on the backend and the size (docs/benchmarks.md).
 //   - Modules mirroring the seeds' PyTorch classes ([SelfAttentionV1], [SelfAttentionV2],
 //     [CausalAttention], [MultiHeadAttentionWrapper], [MultiHeadAttention], [CrossAttention],
 //     [Head], [HeadList]). Their weights are GoMLX variables drawn by a

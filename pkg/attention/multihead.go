@@ -56,7 +56,9 @@ func (m *MultiHeadAttention) HeadDim() int { return m.dOut / m.numHeads }
 // SetFast chooses the graph Forward, Call and Apply build. The default (false) follows
 // PyTorch's float32 operations one by one, as the seed's forward writes them, and matches its
 // numbers to the last bit or two. Fast (true) computes the same function in fewer passes over
-// the `[B, H, T, T]` attention matrix, for big inputs on the pure-Go backend:
+// the `[B, H, T, T]` attention matrix and skips the masked blocks. On the pure-Go backend at GPT-2
+// size it is not the quickest any more (3.0 s against the default's 2.7 s forward, whose softmax
+// is one fused op there: docs/benchmarks.md); with PyTorch+OpenBLAS the same algorithm is. It:
 //
 //   - 1/sqrt(head_dim) is folded into the query weights (`[d_out, d_in]`) instead of dividing
 //     the scores;
