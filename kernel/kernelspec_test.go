@@ -81,10 +81,10 @@ func TestWriteSpecDirIsIdempotent(t *testing.T) {
 	}
 }
 
-// TestGoShim runs the shim with the real go: `go mod init gonb_<id>` in GoNB's temporary module
-// must leave a module that requires and replaces attnbook by the repository root; any other go
-// command passes through untouched.
-func TestGoShim(t *testing.T) {
+// shimPrereqs skips unless the shim can run here (a POSIX shell, go on PATH) and returns the
+// real go and the repository root.
+func shimPrereqs(t *testing.T) (goBin, root string) {
+	t.Helper()
 	if runtime.GOOS == "windows" {
 		t.Skip("the shim is a POSIX shell script")
 	}
@@ -92,10 +92,17 @@ func TestGoShim(t *testing.T) {
 	if err != nil {
 		t.Skip("no go on PATH")
 	}
-	root, err := findRoot(".")
-	if err != nil {
+	if root, err = findRoot("."); err != nil {
 		t.Fatal(err)
 	}
+	return goBin, root
+}
+
+// TestGoShim runs the shim with the real go: `go mod init gonb_<id>` in GoNB's temporary module
+// must leave a module that requires and replaces attnbook by the repository root; any other go
+// command passes through untouched.
+func TestGoShim(t *testing.T) {
+	goBin, root := shimPrereqs(t)
 	shim := filepath.Join(t.TempDir(), "go")
 	if err := os.WriteFile(shim, []byte(goShim(goBin)), 0o755); err != nil {
 		t.Fatal(err)
@@ -159,17 +166,7 @@ func TestGoShim(t *testing.T) {
 // to go only when the imports, go.mod or go.sum changed since the last one that succeeded. A
 // stand-in go logs each call that reaches it.
 func TestGoShimSkipsRepeatedGoGet(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the shim is a POSIX shell script")
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go on PATH")
-	}
-	root, err := findRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
+	goBin, root := shimPrereqs(t)
 	bin := t.TempDir()
 	log := filepath.Join(bin, "calls")
 	logging := filepath.Join(bin, "logging-go")
