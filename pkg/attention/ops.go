@@ -90,8 +90,8 @@ func NaiveSoftmax(scores *Node) *Node {
 // Scores of more than 2^18 elements (the benchmark sizes, not the seeds') go to GoMLX's
 // graph.Softmax, the same computation as one fused op where the backend has one: the pure-Go
 // backend then makes one pass per row, with a polynomial exp (relative error below 1e-7), instead
-// of six passes over the whole tensor, each on one core. Gradients flow through the graph below
-// either way.
+// of six passes over the whole tensor, each on one core. Its gradient is that of GoMLX's
+// step-by-step softmax, so a graph that is differentiated also computes those steps.
 //
 // scores is `[..., T]`; the result has the same shape and each row sums to 1.
 func StableSoftmax(scores *Node) *Node {
