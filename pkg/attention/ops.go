@@ -90,8 +90,8 @@ func NaiveSoftmax(scores *Node) *Node {
 // Scores of more than 2^18 elements (the benchmark sizes, not the seeds') go to GoMLX's
 // graph.Softmax, the same computation as one fused op where the backend has one: the pure-Go
 // backend then makes one pass per row, with a polynomial exp (relative error below 1e-7), instead
-// of six passes over the whole tensor, each on one core. Its gradient is that of GoMLX's
-// step-by-step softmax, so a graph that is differentiated also computes those steps.
+// of six passes over the whole tensor, each on one core. Its gradient, y ⊙ (v − Σ v ⊙ y), is
+// computed from that output (see fusedSoftmax).
 //
 // scores is `[..., T]`; the result has the same shape and each row sums to 1.
 func StableSoftmax(scores *Node) *Node {
@@ -100,7 +100,7 @@ func StableSoftmax(scores *Node) *Node {
 		argPanic("StableSoftmax", "scores", "shape %s: rank must be >= 1", scores.Shape())
 	}
 	if scores.Shape().Size() > exactMaxElems {
-		return Softmax(scores, -1)
+		return fusedSoftmax(scores)
 	}
 	rowMax := StopGradient(ReduceAndKeep(scores, ReduceMax, -1)) // [..., 1]
 	e := Exp(Sub(scores, rowMax))                                // [..., T]
@@ -202,8 +202,7 @@ func MaskFill(scores, mask *Node, value float64) *Node {
 		argPanic(fn, "mask", "shape %s does not match the last axes of scores shape %s", mask.Shape(), scores.Shape())
 	}
 	if mask.Rank() < scores.Rank() {
-		mask = ExpandLeftToRank(mask, scores.Rank()) // [1, ..., Tq, Tk]
-		mask = BroadcastToDims(mask, sd...)          // [..., Tq, Tk]
+		mask = repeatLeading(mask, sd...) // [..., Tq, Tk]
 	}
 	return Where(mask, Scalar(scores.Graph(), scores.DType(), value), scores)
 }
