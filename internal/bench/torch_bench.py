@@ -164,7 +164,7 @@ FAST_BLOCK = 128  # pkg/attention's fastBlock
 class Fast(nn.Module):
     """pkg/attention's fast formulation (MultiHeadAttention.SetFast) in PyTorch: 1/sqrt(hd) folded
     into W_query, queries in blocks of 128 tokens that only meet the keys up to their block's end,
-    an additive 0/-inf bias, and the softmax normalized after the product with the values."""
+    an additive 0/-inf bias, and a softmax per block."""
 
     def __init__(self, d, context_length, num_heads):
         super().__init__()
@@ -183,8 +183,7 @@ class Fast(nn.Module):
             scores = q[:, :, start:end] @ k[:, :, :end].transpose(-2, -1)
             future = torch.arange(end, device=x.device)[None, :] > torch.arange(start, end, device=x.device)[:, None]
             scores = scores + torch.zeros(end - start, end, device=x.device).masked_fill(future, -torch.inf)
-            e = torch.exp(scores - scores.amax(dim=-1, keepdim=True).detach())
-            parts.append((e @ v[:, :, :end]) / e.sum(dim=-1, keepdim=True))
+            parts.append(torch.softmax(scores, dim=-1) @ v[:, :, :end])
         context = torch.cat(parts, dim=2).transpose(1, 2).reshape(b, t, d)
         return self.proj(context)
 

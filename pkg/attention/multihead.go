@@ -56,9 +56,7 @@ func (m *MultiHeadAttention) HeadDim() int { return m.dOut / m.numHeads }
 // SetFast chooses the graph Forward, Call and Apply build. The default (false) follows
 // PyTorch's float32 operations one by one, as the seed's forward writes them, and matches its
 // numbers to the last bit or two. Fast (true) computes the same function in fewer passes over
-// the `[B, H, T, T]` attention matrix and skips the masked blocks. On the pure-Go backend at GPT-2
-// size it is not the quickest any more (3.0 s against the default's 2.7 s forward, whose softmax
-// is one fused op there: docs/benchmarks.md); with PyTorch+OpenBLAS the same algorithm is. It:
+// the `[B, H, T, T]` attention matrix and skips the masked blocks (docs/benchmarks.md times both). It:
 //
 //   - 1/sqrt(head_dim) is folded into the query weights (`[d_out, d_in]`) instead of dividing
 //     the scores;
@@ -66,12 +64,11 @@ func (m *MultiHeadAttention) HeadDim() int { return m.dOut / m.numHeads }
 //     of the `[B, H, T, T]` scores that the causal mask would zero entirely are never computed
 //     (for T = 1024, 56% of the attention matrix and of its two products are left);
 //   - the causal mask is added as a bias of 0 and -Inf (one pass) instead of filled through a
-//     broadcast boolean mask (two);
+//     boolean mask;
 //   - heads are split and merged inside the matrix products (DotGeneral contracts the
-//     `[B, T, H, hs]` layout directly; out_proj contracts over H and hs), no transposed copies;
-//   - the softmax is normalized after the product with the values: exp(s - max) (dropped out,
-//     in training) multiplies V and the `[B, H, T, hs]` result is divided by the row sums — no
-//     division over `[B, H, T, T]` (recorded weights are normalized only for LastWeights).
+//     `[B, T, H, hs]` layout directly; out_proj contracts over H and hs);
+//   - each block's softmax is [StableSoftmax], which is one fused op on the pure-Go backend at
+//     these sizes.
 //
 // Fast results differ from PyTorch's by float32 rounding (about 1e-6 relative on small scores,
 // more where large scores make the softmax sharp, as in seed 000). SetFast clears nothing:
@@ -217,24 +214,16 @@ func fastCausalMultiHead(x *Node, h int, wq, bq, wk, bk, wv, bv, wo, bo, mask *N
 		future := GreaterThan(Iota(g, s, 1), AddScalar(Iota(g, s, 0), start))               // [Tb, Tk]: key > query
 		bias := Where(future, Scalar(g, x.DType(), math.Inf(-1)), ScalarZero(g, x.DType())) // [Tb, Tk]: 0 or -Inf
 		scores = Add(scores, ExpandLeftToRank(bias, 4))                                     // [B, H, Tb, Tk]
-		rowMax := StopGradient(ReduceAndKeep(scores, ReduceMax, -1))                        // [B, H, Tb, 1]
-		e := Exp(Sub(scores, rowMax))                                                       // [B, H, Tb, Tk], unnormalized
-		sums := ReduceAndKeep(e, ReduceSum, -1)                                             // [B, H, Tb, 1]
-		kept, mb := e, (*Node)(nil)
+		w := StableSoftmax(scores) // [B, H, Tb, Tk]
+		d := w
 		if mask != nil {
-			mb = Slice(mask, AxisRange(), AxisRange(), AxisRange(start, end), AxisRange(0, end)) // [B, H, Tb, Tk]
-			kept = Dropout(e, mb)
+			mb := Slice(mask, AxisRange(), AxisRange(), AxisRange(start, end), AxisRange(0, end)) // [B, H, Tb, Tk]
+			d = Dropout(w, mb)
 		}
-		heads := DotGeneral(kept, []int{3}, []int{0, 1}, vb, []int{1}, []int{0, 2}) // [B, H, Tb, hs]
-		headBlocks = append(headBlocks, Div(heads, sums))
+		headBlocks = append(headBlocks, DotGeneral(d, []int{3}, []int{0, 1}, vb, []int{1}, []int{0, 2})) // [B, H, Tb, hs]
 
 		// The weights, for LastWeights (pruned from the graph unless recorded): zeros for the
 		// keys the block skipped.
-		w := Div(e, sums) // [B, H, Tb, Tk]
-		d := w
-		if mask != nil {
-			d = Dropout(w, mb)
-		}
 		if end < t {
 			pad := Zeros(g, shapes.Make(x.DType(), b, h, end-start, t-end)) // [B, H, Tb, T-Tk]
 			w, d = Concatenate([]*Node{w, pad}, 3), Concatenate([]*Node{d, pad}, 3)
