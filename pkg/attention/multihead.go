@@ -214,7 +214,7 @@ func fastCausalMultiHead(x *Node, h int, wq, bq, wk, bk, wv, bv, wo, bo, mask *N
 		future := GreaterThan(Iota(g, s, 1), AddScalar(Iota(g, s, 0), start))               // [Tb, Tk]: key > query
 		bias := Where(future, Scalar(g, x.DType(), math.Inf(-1)), ScalarZero(g, x.DType())) // [Tb, Tk]: 0 or -Inf
 		scores = Add(scores, ExpandLeftToRank(bias, 4))                                     // [B, H, Tb, Tk]
-		w := StableSoftmax(scores) // [B, H, Tb, Tk]
+		w := StableSoftmax(scores)                                                          // [B, H, Tb, Tk]
 		d := w
 		if mask != nil {
 			mb := Slice(mask, AxisRange(), AxisRange(), AxisRange(start, end), AxisRange(0, end)) // [B, H, Tb, Tk]
