@@ -207,6 +207,8 @@ func flopPerCycle(c cpuInfo) (int, string) {
 	switch {
 	case avx512 && c.vendor == "AuthenticAMD" && c.family < 26:
 		return 32, "AMD Zen 4 AVX-512: 2 FMA pipes × 8 float32 lanes (256-bit datapath) × 2 FLOP"
+	case avx512 && c.vendor == "AuthenticAMD":
+		return 64, "AMD Zen 5 AVX-512: 2 FMA pipes × 16 float32 lanes (512-bit datapath) × 2 FLOP"
 	case avx512:
 		return 64, "AVX-512: 2 FMA units × 16 float32 lanes × 2 FLOP; 2 units assumed"
 	case slices.Contains(c.flags, "avx2") && slices.Contains(c.flags, "fma"):
