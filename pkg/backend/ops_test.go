@@ -2,7 +2,10 @@ package backend
 
 import (
 	"flag"
+	"io"
+	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,13 +19,14 @@ var deadlock = flag.Bool("deadlock", false,
 
 func TestRunConfig(t *testing.T) {
 	for _, tc := range []struct{ config, want string }{
-		{"go", "go:ops_sequential"},
-		{"go:", "go:ops_sequential"},
+		{"go", "go:parallelism=-1,ops_parallel"},
+		{"go:", "go:parallelism=-1,ops_parallel"},
 		{"go:ops_parallel", "go:ops_parallel"},
 		{"go:ops_sequential", "go:ops_sequential"},
 		{"go:parallelism=4", "go:parallelism=4,ops_sequential"},
+		{"go:parallelism=-1", "go:parallelism=-1,ops_parallel"},
 		{"go:parallelism=4,ops_parallel", "go:parallelism=4,ops_parallel"},
-		{"go:dependency_order", "go:dependency_order,ops_sequential"},
+		{"go:dependency_order", "go:dependency_order,parallelism=-1,ops_parallel"},
 		{"xla:cpu", "xla:cpu"},
 		{"xla:cuda", "xla:cuda"},
 		{"gomlx_go", "gomlx_go"},
@@ -34,8 +38,36 @@ func TestRunConfig(t *testing.T) {
 		if b, err := newBackend(got); tc.want[:3] == "go:" && err != nil {
 			t.Errorf("RunConfig(%q) = %q: gobackend rejects it: %v", tc.config, got, err)
 		} else if err == nil {
+			if strings.Contains(got, "parallelism=-1") && !strings.Contains(b.Description(), "parallelism=-1") {
+				t.Errorf("newBackend(%q): %q, want unlimited worker slots (parallelism=-1)", got, b.Description())
+			}
 			b.Finalize()
 		}
+	}
+}
+
+// TestUnlimitedWorkersSilent: starting "go" with unlimited worker slots prints nothing (gobackend
+// prints a line on stdout for its parallelism option, which a notebook cell would show).
+func TestUnlimitedWorkersSilent(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stdout
+	os.Stdout = w
+	b, err := New("go")
+	os.Stdout = saved
+	w.Close()
+	printed, _ := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Finalize()
+	if len(printed) > 0 {
+		t.Errorf(`New("go") printed %q on stdout`, printed)
+	}
+	if !strings.Contains(b.Description(), "parallelism=-1") {
+		t.Errorf(`New("go"): %q, want unlimited worker slots`, b.Description())
 	}
 }
 
@@ -94,10 +126,11 @@ func wantSum(n int) float64 {
 }
 
 // TestManyIndependentProducts runs, on the default backend, one graph with more independent
-// large matrix products than the pure-Go backend has worker slots (2·GOMAXPROCS) — the shape of
-// a multi-head attention made of a list of heads (seed 003's 12 heads × 3 projections). With
-// parallel op scheduling GoMLX v0.28.8's pure-Go backend deadlocks on it (see RunConfig);
-// Default must not. With -deadlock it also tries the bare "go" backend.
+// large matrix products than the pure-Go backend has worker slots by default (2·GOMAXPROCS) —
+// the shape of a multi-head attention made of a list of heads (seed 003's 12 heads × 3
+// projections). With parallel op scheduling and its default slot limit GoMLX v0.28.8's pure-Go
+// backend deadlocks on it (see RunConfig); Default, parallel without a slot limit, must not.
+// With -deadlock it also tries the bare "go" backend.
 func TestManyIndependentProducts(t *testing.T) {
 	b, err := Default()
 	if err != nil {
@@ -120,9 +153,9 @@ func TestManyIndependentProducts(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, ok := manyProducts(t, bare, 2*runtime.GOMAXPROCS(0), 30*time.Second); ok {
-		t.Errorf(`bare "go" backend (parallel op scheduling) ran %d independent products: GoMLX's deadlock looks fixed; drop the ops_sequential workaround in RunConfig`, 2*runtime.GOMAXPROCS(0))
+		t.Errorf(`bare "go" backend (parallel op scheduling) ran %d independent products: GoMLX's deadlock looks fixed; RunConfig may leave the slot limit alone`, 2*runtime.GOMAXPROCS(0))
 	} else {
-		t.Logf(`bare "go" backend still deadlocks on %d independent products (GOMAXPROCS=%d): keep RunConfig's ops_sequential`, 2*runtime.GOMAXPROCS(0), runtime.GOMAXPROCS(0))
+		t.Logf(`bare "go" backend still deadlocks on %d independent products (GOMAXPROCS=%d): keep RunConfig's parallelism=-1`, 2*runtime.GOMAXPROCS(0), runtime.GOMAXPROCS(0))
 	}
 }
 
