@@ -278,7 +278,7 @@ func startBackends(asked []string, rep *benchdata.Report) []goSeries {
 		if s.Backend == "go" {
 			simd, detail := backend.SIMD()
 			s.Name = "GoMLX go (" + simdLabel(simd) + ")"
-			rep.Notes = append(rep.Notes, fmt.Sprintf("GoMLX go is started as %q, as pkg/backend starts it (parallel op scheduling without a worker-slot limit, which deadlocks on 2 cores); matrix products: %s", backend.RunConfig(cfg), detail))
+			rep.Notes = append(rep.Notes, fmt.Sprintf("GoMLX go is started as %q, as pkg/backend starts it (parallel op scheduling with no worker-slot limit; the default limit deadlocks on 2 cores); matrix products: %s", backend.RunConfig(cfg), detail))
 		}
 		out = append(out, goSeries{series: s, backend: b})
 	}
