@@ -178,6 +178,18 @@ class ClassroomSpawner(LocalProcessSpawner):
             state["boot"] = _process_start_key()
         return state
 
+    async def start(self):
+        """Starts the student's server on a port of their own, 20000 + uid % 10000.
+
+        JupyterHub's random_port() frees the port it found before the server binds it, so two
+        servers started at the same moment can be handed the same port: in the 10-student test
+        one server failed to bind and exited, and the hub's route for that student led to another
+        student's server (HTTP 404). UIDs are unique (classroom-start.sh), so these ports are
+        too, and they sit below the ephemeral range (32768 and up) that kernels' ports come from.
+        """
+        self.port = 20000 + pwd.getpwnam(self.user.name).pw_uid % 10000
+        return await super().start()
+
 
 async def _pre_spawn(spawner):
     """Links the image's warm Go build cache into the student's own GOCACHE (root, in the hub)."""
