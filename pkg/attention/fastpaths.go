@@ -10,14 +10,14 @@ import (
 )
 
 // This file holds two ways around slow paths of GoMLX v0.28.8's pure-Go backend ("go",
-// github.com/gomlx/compute v0.1.6) at the benchmark sizes. They compute the same values as the
-// plain graph ops; the seeds' sizes never reach them.
+// github.com/gomlx/compute v0.1.6). repeatLeading gives exactly the values of a broadcast;
+// fusedSoftmax serves only sizes the seeds never reach (see StableSoftmax).
 
 // repeatLeading returns x `[dims[k:]...]` repeated over the leading axes `dims[:k]`: the result
 // is `[dims...]`, what BroadcastToDims(ExpandLeftToRank(x, len(dims)), dims...) gives. On the
 // pure-Go backend it concatenates copies of x, which that backend does with one block copy per
-// copy, where its BroadcastInDim computes an index for every element (a causal mask broadcast to
-// `[8, 12, 1024, 1024]` took 0.24 s of the chapter's 1.3 s forward). Elsewhere it broadcasts.
+// copy, where its BroadcastInDim computes an index for every element (slow for a causal mask
+// broadcast to `[8, 12, 1024, 1024]`). Elsewhere it broadcasts.
 func repeatLeading(x *Node, dims ...int) *Node {
 	k := len(dims) - x.Rank()
 	n := 1
@@ -27,9 +27,10 @@ func repeatLeading(x *Node, dims ...int) *Node {
 	if n == 1 || !onGoBackend(x) {
 		return BroadcastToDims(ExpandLeftToRank(x, len(dims)), dims...)
 	}
+	one := InsertAxes(x, 0) // [1, dims[k:]...]
 	copies := make([]*Node, n)
 	for i := range copies {
-		copies[i] = InsertAxes(x, 0) // [1, dims[k:]...]
+		copies[i] = one
 	}
 	tiled := Concatenate(copies, 0) // [n, dims[k:]...]
 	return Reshape(tiled, dims...)

@@ -56,7 +56,8 @@ func (m *MultiHeadAttention) HeadDim() int { return m.dOut / m.numHeads }
 // SetFast chooses the graph Forward, Call and Apply build. The default (false) follows
 // PyTorch's float32 operations one by one, as the seed's forward writes them, and matches its
 // numbers to the last bit or two. Fast (true) computes the same function in fewer passes over
-// the `[B, H, T, T]` attention matrix and skips the masked blocks (docs/benchmarks.md times both). It:
+// the `[B, H, T, T]` attention matrix and skips the masked blocks (docs/benchmarks.md times
+// both). It:
 //
 //   - 1/sqrt(head_dim) is folded into the query weights (`[d_out, d_in]`) instead of dividing
 //     the scores;
