@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/attnbook/attnbook/pkg/torchrand"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // benchTrainer is the nanoGPT CPU recipe's model and schedule on data.
@@ -70,7 +71,7 @@ func TestRecipe(t *testing.T) {
 	}
 	trainIDs, valIDs := SplitTrainVal(ids)
 	cfg, tc := NanoGPTCPU(tok.VocabSize())
-	tc.MaxIters, tc.LRDecayIters, tc.EvalInterval, tc.EvalIters = steps, steps, 0, 200
+	tc.MaxIters, tc.LRDecayIters = steps, steps
 	m, err := New(cfg, torchrand.New(tc.Seed))
 	if err != nil {
 		t.Fatal(err)
@@ -87,11 +88,24 @@ func TestRecipe(t *testing.T) {
 	}
 	wall := time.Since(start).Seconds()
 	last := tr.Evals[len(tr.Evals)-1]
+	full, err := m.SplitLoss(valIDs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed, err := NewBatches("val", valIDs, cfg.BlockSize, tc.BatchSize, tc.BatchSeed+1000, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, err := tr.trainer.Eval(fixed)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	out, _ := json.Marshal(map[string]any{"impl": "go", "fused": m.Fused, "steps": res.Steps,
 		"train_seconds": res.Seconds, "wall_seconds_with_final_eval": wall, "tokens_per_second": res.TokensPerSec,
-		"final_train_loss": res.LastLoss, "val_loss": last.Validate, "train_loss_estimate": last.Train,
+		"final_train_loss": res.LastLoss, "nanogpt_val_estimate": last.Validate, "nanogpt_train_estimate": last.Train,
+		"val_loss": tensors.ToScalar[float32](metrics[0]), "val_loss_full": full, "estimates": tr.Evals,
 		"peak_rss_mib": float64(ru.Maxrss) / 1024})
 	fmt.Println(string(out))
 }

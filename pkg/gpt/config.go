@@ -53,7 +53,7 @@ func (c Config) NumParams() int {
 // TrainConfig holds the training settings of nanoGPT's train.py that this package follows.
 type TrainConfig struct {
 	Seed         int64   // torch.manual_seed before the model is built (initial weights)
-	BatchSeed    int64   // seed of the generator that draws training batches (evaluation uses others)
+	BatchSeed    int64   // seed of the generator that draws training batches (unused with NanoGPTDraws)
 	BatchSize    int     // B: sequences per step
 	MaxIters     int     // training steps
 	LearningRate float64 // peak learning rate, after warm-up
@@ -65,6 +65,15 @@ type TrainConfig struct {
 	GradClip     float64 // clip the global gradient norm to this (0: no clipping)
 	EvalInterval int     // evaluate train and validation loss every this many steps (0: only at the end)
 	EvalIters    int     // batches per loss estimate
+
+	// NanoGPTDraws draws every batch, for training and for the estimates, from the generator
+	// that initialized the model, in nanoGPT train.py's order: the first training batch, then at
+	// each estimate EvalIters training and EvalIters validation batches, each next training batch
+	// drawn before the estimate that precedes its step. With the model's seed these are the
+	// batches of nanoGPT's own run. false (the course's default) draws training batches from a
+	// generator seeded with BatchSeed and estimates on fixed batches, so that estimates compare
+	// across steps and notebook cells.
+	NanoGPTDraws bool
 }
 
 // Validate returns an error naming the first field that cannot train.
@@ -108,12 +117,14 @@ func (t TrainConfig) LR(it int) float64 {
 // MacBook, validation loss about 1.88"): n_layer=4, n_head=4, n_embd=128, block_size=64,
 // batch_size=12, max_iters=2000, lr_decay_iters=2000, dropout=0, with config/train_shakespeare_char.py's
 // learning rate 1e-3 (min 1e-4), warm-up 100, beta2 0.99, and train.py's weight decay 0.1, grad
-// clip 1.0 and bias=False. eval_iters is the recipe's 20.
+// clip 1.0 and bias=False. eval_iters is the recipe's 20, eval_interval train.py's 250, and the
+// batches are nanoGPT's own (NanoGPTDraws, seed 1337).
 func NanoGPTCPU(vocabSize int) (Config, TrainConfig) {
 	return Config{VocabSize: vocabSize, BlockSize: 64, NLayer: 4, NHead: 4, NEmbd: 128},
 		TrainConfig{Seed: 1337, BatchSeed: 1338, BatchSize: 12, MaxIters: 2000,
 			LearningRate: 1e-3, MinLR: 1e-4, WarmupIters: 100, LRDecayIters: 2000,
-			WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.99, GradClip: 1.0, EvalInterval: 250, EvalIters: 20}
+			WeightDecay: 0.1, Beta1: 0.9, Beta2: 0.99, GradClip: 1.0, EvalInterval: 250, EvalIters: 20,
+			NanoGPTDraws: true}
 }
 
 // Tiny is a model and schedule small enough for tests: 2 blocks of 4 heads, C = 64, 32 tokens,

@@ -126,39 +126,78 @@ func SplitTrainVal(ids []int32) (trainIDs, valIDs []int32) {
 }
 
 // Batches draws nanoGPT's random batches from a token sequence: offsets
-// torch.randint(len(data) − T, (B,)) from its own torchrand.Generator, x = data[i : i+T],
-// y = data[i+1 : i+1+T]. It is a train.Dataset: with Limit 0 its Iter never ends and continues the
-// generator's stream (training); with Limit > 0 every Iter reseeds and yields the same Limit
-// batches (loss estimates that compare across time).
+// torch.randint(len(data) − T, (B,)) from a torchrand.Generator, x = data[i : i+T],
+// y = data[i+1 : i+1+T]. It is a train.Dataset. With limit 0 (training) its Iter never ends and
+// continues the stream; like nanoGPT's train.py it draws each batch one step ahead, the next one
+// before the current one is yielded. With limit > 0 (loss estimates) every Iter yields limit
+// batches: the same ones each time when the Batches has a seed of its own (NewBatches), fresh
+// ones from a shared generator otherwise.
 type Batches struct {
 	name      string
 	data      []int32
 	blockSize int
 	batchSize int
-	seed      int64
 	limit     int
+	seed      int64 // reseeds gen at every Iter when fixed
+	fixed     bool
 	gen       *torchrand.Generator
+	ahead     *batch // the next training batch, already drawn
 }
 
-// NewBatches returns a batch source over data. It is an error if data has no more than blockSize
-// tokens.
+type batch struct {
+	x, y    *tensors.Tensor
+	offsets []int64
+}
+
+// NewBatches returns a batch source over data with a generator of its own, seeded with seed. It
+// is an error if data has no more than blockSize tokens.
 func NewBatches(name string, data []int32, blockSize, batchSize int, seed int64, limit int) (*Batches, error) {
+	b, err := newBatches(name, data, blockSize, batchSize, torchrand.New(seed), limit)
+	if err != nil {
+		return nil, err
+	}
+	b.seed, b.fixed = seed, true
+	return b, nil
+}
+
+// newBatches returns a batch source drawing from gen, which it may share with others.
+func newBatches(name string, data []int32, blockSize, batchSize int, gen *torchrand.Generator, limit int) (*Batches, error) {
 	if blockSize <= 0 || batchSize <= 0 || limit < 0 {
 		return nil, fmt.Errorf("gpt.NewBatches: need blockSize > 0, batchSize > 0, limit >= 0; got %d, %d, %d", blockSize, batchSize, limit)
 	}
 	if len(data) <= blockSize {
 		return nil, fmt.Errorf("gpt.NewBatches: %s has %d tokens, need more than block_size %d", name, len(data), blockSize)
 	}
-	return &Batches{name: name, data: data, blockSize: blockSize, batchSize: batchSize, seed: seed,
-		limit: limit, gen: torchrand.New(seed)}, nil
+	return &Batches{name: name, data: data, blockSize: blockSize, batchSize: batchSize, limit: limit, gen: gen}, nil
 }
 
 // Name implements train.Dataset.
 func (b *Batches) Name() string { return b.name }
 
-// Next draws the next batch: x and y `[B, T]` (int32) and the B offsets.
+// Next returns the next batch: x and y `[B, T]` (int32) and the B offsets. A training source
+// (limit 0) then draws the batch after it.
 func (b *Batches) Next() (x, y *tensors.Tensor, offsets []int64) {
-	offsets = make([]int64, b.batchSize)
+	if b.limit > 0 {
+		next := b.draw()
+		return next.x, next.y, next.offsets
+	}
+	if b.ahead == nil {
+		b.ahead = b.draw()
+	}
+	next := b.ahead
+	b.ahead = b.draw()
+	return next.x, next.y, next.offsets
+}
+
+// prime draws a training source's first batch now (nanoGPT draws it before the first estimate).
+func (b *Batches) prime() {
+	if b.limit == 0 && b.ahead == nil {
+		b.ahead = b.draw()
+	}
+}
+
+func (b *Batches) draw() *batch {
+	offsets := make([]int64, b.batchSize)
 	b.gen.FillRandint(offsets, 0, int64(len(b.data)-b.blockSize))
 	T := b.blockSize
 	xs := make([]int32, 0, b.batchSize*T)
@@ -167,13 +206,13 @@ func (b *Batches) Next() (x, y *tensors.Tensor, offsets []int64) {
 		xs = append(xs, b.data[i:int(i)+T]...)
 		ys = append(ys, b.data[i+1:int(i)+1+T]...)
 	}
-	return tensors.FromFlatDataAndDimensions(xs, b.batchSize, T), tensors.FromFlatDataAndDimensions(ys, b.batchSize, T), offsets
+	return &batch{tensors.FromFlatDataAndDimensions(xs, b.batchSize, T), tensors.FromFlatDataAndDimensions(ys, b.batchSize, T), offsets}
 }
 
 // Iter implements train.Dataset: inputs [x], labels [y].
 func (b *Batches) Iter() iter.Seq2[train.Batch, error] {
 	return func(yield func(train.Batch, error) bool) {
-		if b.limit > 0 {
+		if b.fixed && b.limit > 0 {
 			b.gen = torchrand.New(b.seed)
 		}
 		for n := 0; b.limit == 0 || n < b.limit; n++ {

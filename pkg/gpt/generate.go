@@ -99,6 +99,33 @@ func (m *Model) BatchLoss(x, y *tensors.Tensor) (float64, error) {
 	return float64(tensors.ToScalar[float32](out[0])), nil
 }
 
+// SplitLoss is the mean next-token loss over all of ids: ids cut into consecutive windows of
+// BlockSize tokens (a last, shorter window dropped), every position of every window predicted once
+// — the whole split, not a random sample of batches. Windows go through the model 64 at a time.
+func (m *Model) SplitLoss(ids []int32) (float64, error) {
+	if err := m.checkIDs("SplitLoss", "ids", ids); err != nil {
+		return 0, err
+	}
+	T := m.cfg.BlockSize
+	n := (len(ids) - 1) / T
+	if n == 0 {
+		return 0, fmt.Errorf("gpt.Model.SplitLoss: %d ids make no window of block_size %d tokens plus a target", len(ids), T)
+	}
+	const perBatch = 64
+	total := 0.0
+	for w := 0; w < n; w += perBatch {
+		k := min(perBatch, n-w)
+		x := tensors.FromFlatDataAndDimensions(slices.Clone(ids[w*T:(w+k)*T]), k, T)
+		y := tensors.FromFlatDataAndDimensions(slices.Clone(ids[w*T+1:(w+k)*T+1]), k, T)
+		loss, err := m.BatchLoss(x, y)
+		if err != nil {
+			return 0, fmt.Errorf("gpt.Model.SplitLoss: %w", err)
+		}
+		total += loss * float64(k)
+	}
+	return total / float64(n), nil
+}
+
 // AttentionWeights runs the model on one sequence of ids (1 ≤ len ≤ BlockSize) and returns each
 // block's attention weights, `[H, T, T]` per layer: row i of head h is how much token i attends to
 // each earlier token.

@@ -56,7 +56,7 @@ type goldenCase struct {
 	Losses      []float64              `json:"losses"`
 }
 
-func loadGoldens(t *testing.T) []goldenCase {
+func loadGoldens(t *testing.T) goldenFile {
 	t.Helper()
 	if *update {
 		out, err := exec.Command("/usr/bin/python3", "testdata/reference.py", "goldens").CombinedOutput()
@@ -68,16 +68,30 @@ func loadGoldens(t *testing.T) []goldenCase {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f struct {
-		Cases []goldenCase `json:"cases"`
-	}
+	var f goldenFile
 	if err := json.Unmarshal(data, &f); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Cases) != 2 {
-		t.Fatalf("goldens.json has %d cases, want 2", len(f.Cases))
+	if len(f.Cases) != 2 || len(f.NanoGPTDraws.Losses) == 0 {
+		t.Fatalf("goldens.json has %d cases and %d nanoGPT-draws losses, want 2 and some", len(f.Cases), len(f.NanoGPTDraws.Losses))
 	}
-	return f.Cases
+	return f
+}
+
+type goldenFile struct {
+	Cases        []goldenCase `json:"cases"`
+	NanoGPTDraws struct {
+		Train struct {
+			EvalInterval int `json:"eval_interval"`
+			EvalIters    int `json:"eval_iters"`
+		} `json:"train"`
+		Losses    []float64 `json:"losses"`
+		Estimates []struct {
+			Step  int     `json:"step"`
+			Train float64 `json:"train"`
+			Val   float64 `json:"val"`
+		} `json:"estimates"`
+	} `json:"nanogpt_draws"`
 }
 
 // syntheticData is reference.py's synthetic_data(n).
@@ -136,7 +150,7 @@ func checkParams(t *testing.T, m *Model, want map[string]goldenParam, tol float6
 // batches equal torch.randint's, the first loss is within 1e-5 of PyTorch's and the losses of the
 // first 10 AdamW steps within 1e-3.
 func TestPyTorchGoldens(t *testing.T) {
-	for _, c := range loadGoldens(t) {
+	for _, c := range loadGoldens(t).Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			cfg, tc := c.configs()
 			m, err := New(cfg, torchrand.New(tc.Seed))
@@ -198,5 +212,78 @@ func TestPyTorchGoldens(t *testing.T) {
 			}
 			checkParams(t, m, c.FinalParams, 2e-3)
 		})
+	}
+}
+
+// TestNanoGPTDrawsGolden: with NanoGPTDraws the trainer takes nanoGPT train.py's batches — the
+// model's generator continued, the next training batch drawn before each estimate, estimates on
+// the training split then the validation split — so its losses and estimates follow
+// reference.py's nanogpt_draws() (Tiny's model, 10 steps, estimates every 3 steps of 2 batches).
+// Another order of draws gives other batches and losses that differ from the first step on.
+func TestNanoGPTDrawsGolden(t *testing.T) {
+	want := loadGoldens(t).NanoGPTDraws
+	cfg, tc := Tiny(65)
+	tc.MaxIters, tc.LRDecayIters, tc.WarmupIters = len(want.Losses), len(want.Losses), 3
+	tc.EvalInterval, tc.EvalIters, tc.NanoGPTDraws = want.Train.EvalInterval, want.Train.EvalIters, true
+	m, err := New(cfg, torchrand.New(tc.Seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, val := SplitTrainVal(syntheticData(4000))
+	tr, err := m.NewTrainer(tc, train, val)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Run(RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Losses) != len(want.Losses) || len(tr.Evals) != len(want.Estimates) {
+		t.Fatalf("%d losses and %d estimates, PyTorch %d and %d", len(tr.Losses), len(tr.Evals), len(want.Losses), len(want.Estimates))
+	}
+	worst := 0.0
+	for i, w := range want.Losses {
+		worst = max(worst, math.Abs(tr.Losses[i]-w))
+	}
+	for i, w := range want.Estimates {
+		got := tr.Evals[i]
+		if got.Step != w.Step {
+			t.Errorf("estimate %d at step %d, PyTorch at step %d", i, got.Step, w.Step)
+		}
+		worst = max(worst, math.Abs(got.Train-w.Train), math.Abs(got.Validate-w.Val))
+	}
+	t.Logf("%d losses and %d estimates: largest difference from PyTorch %.2g", len(tr.Losses), len(tr.Evals), worst)
+	if worst > 1e-3 {
+		t.Errorf("losses %v, estimates %+v; PyTorch %v, %+v: differ by %.2g > 1e-3", tr.Losses, tr.Evals, want.Losses, want.Estimates, worst)
+	}
+}
+
+// TestSplitLoss: SplitLoss is the mean of BatchLoss over the split's consecutive windows.
+func TestSplitLoss(t *testing.T) {
+	cfg, tc := Tiny(65)
+	m, err := New(cfg, torchrand.New(tc.Seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	T := cfg.BlockSize
+	ids := syntheticData(70*T + 5) // 70 windows: batches of 64 and 6
+	got, err := m.SplitLoss(ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for w := range 70 {
+		x := tensors.FromFlatDataAndDimensions(slices.Clone(ids[w*T:(w+1)*T]), 1, T)
+		y := tensors.FromFlatDataAndDimensions(slices.Clone(ids[w*T+1:(w+1)*T+1]), 1, T)
+		l, err := m.BatchLoss(x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum += l
+	}
+	if want := sum / 70; math.Abs(got-want) > 1e-5 {
+		t.Errorf("SplitLoss %.7f, mean of the 70 windows' losses %.7f", got, want)
+	}
+	if _, err := m.SplitLoss(ids[:T]); err == nil || !strings.Contains(err.Error(), "no window") {
+		t.Errorf("SplitLoss of %d ids: error %v, want one saying there is no window", T, err)
 	}
 }

@@ -36,6 +36,8 @@ type Model struct {
 
 	mu    sync.Mutex
 	execs map[string]*model.Exec
+
+	gen *torchrand.Generator // New's generator, after the weights' draws (nil for a loaded model)
 }
 
 // New builds a GPT with the weights nanoGPT's GPT(config) gets after torch.manual_seed: it draws
@@ -49,7 +51,8 @@ type Model struct {
 //     final value; biases zero, LayerNorm weights one;
 //  3. normal(0, 0.02/√(2L)) for every out_proj.weight and c_proj.weight, block by block.
 //
-// The model runs on pkg/backend's default backend.
+// The model keeps g: a trainer with TrainConfig.NanoGPTDraws continues its stream, as nanoGPT's
+// batches continue torch's global generator. The model runs on pkg/backend's default backend.
 func New(cfg Config, g *torchrand.Generator) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -62,6 +65,7 @@ func New(cfg Config, g *torchrand.Generator) (*Model, error) {
 		return nil, fmt.Errorf("gpt.New: %w", err)
 	}
 	m := newModel(cfg, model.NewStore(), b)
+	m.gen = g
 	values := initialWeights(cfg, g)
 	for _, p := range cfg.params() {
 		m.store.VariableWithValue("/"+strings.ReplaceAll(p.key, ".", "/"), tensors.FromFlatDataAndDimensions(values[p.key], p.dims...))

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/attnbook/attnbook/pkg/torchrand"
 	"github.com/gomlx/compute/dtypes"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
@@ -50,7 +51,9 @@ type EvalPoint struct {
 // NewTrainer prepares training m on trainIDs with loss estimates on trainIDs and valIDs. Training
 // batches come from a generator seeded with tc.BatchSeed; the estimates use seeds BatchSeed+1000
 // (validation) and BatchSeed+2000 (training), so they neither disturb the training stream nor
-// change between estimates.
+// change between estimates. With tc.NanoGPTDraws every batch comes from the generator that
+// initialized m (gpt.New's g; for a loaded model, a generator seeded with tc.Seed, as nanoGPT
+// reseeds when it resumes), in nanoGPT's order.
 func (m *Model) NewTrainer(tc TrainConfig, trainIDs, valIDs []int32) (*Trainer, error) {
 	if err := tc.Validate(); err != nil {
 		return nil, err
@@ -64,14 +67,31 @@ func (m *Model) NewTrainer(tc TrainConfig, trainIDs, valIDs []int32) (*Trainer, 
 	T := m.cfg.BlockSize
 	t := &Trainer{m: m, tc: tc}
 	var err error
-	if t.trainBatches, err = NewBatches("train", trainIDs, T, tc.BatchSize, tc.BatchSeed, 0); err != nil {
-		return nil, err
-	}
-	if t.valEval, err = NewBatches("val", valIDs, T, tc.BatchSize, tc.BatchSeed+1000, tc.EvalIters); err != nil {
-		return nil, err
-	}
-	if t.trainEval, err = NewBatches("train", trainIDs, T, tc.BatchSize, tc.BatchSeed+2000, tc.EvalIters); err != nil {
-		return nil, err
+	if tc.NanoGPTDraws {
+		g := m.gen
+		if g == nil {
+			g = torchrand.New(tc.Seed)
+		}
+		if t.trainBatches, err = newBatches("train", trainIDs, T, tc.BatchSize, g, 0); err != nil {
+			return nil, err
+		}
+		t.trainBatches.prime() // train.py's first get_batch comes before the first estimate
+		if t.trainEval, err = newBatches("train", trainIDs, T, tc.BatchSize, g, tc.EvalIters); err != nil {
+			return nil, err
+		}
+		if t.valEval, err = newBatches("val", valIDs, T, tc.BatchSize, g, tc.EvalIters); err != nil {
+			return nil, err
+		}
+	} else {
+		if t.trainBatches, err = NewBatches("train", trainIDs, T, tc.BatchSize, tc.BatchSeed, 0); err != nil {
+			return nil, err
+		}
+		if t.valEval, err = NewBatches("val", valIDs, T, tc.BatchSize, tc.BatchSeed+1000, tc.EvalIters); err != nil {
+			return nil, err
+		}
+		if t.trainEval, err = NewBatches("train", trainIDs, T, tc.BatchSize, tc.BatchSeed+2000, tc.EvalIters); err != nil {
+			return nil, err
+		}
 	}
 	modelFn := func(scope *model.Scope, inputs []*Node) []*Node {
 		logits, _ := m.Forward(scope, inputs[0])
@@ -111,8 +131,9 @@ func (t *Trainer) TokensPerSecond() float64 {
 	return float64(t.stepT.Load()*int64(t.tc.BatchSize*t.m.cfg.BlockSize)) / s
 }
 
-// Estimate returns the mean loss over TrainConfig.EvalIters fixed batches of the training and of
-// the validation split (evaluation mode: no dropout).
+// Estimate returns the mean loss over TrainConfig.EvalIters batches of the training and then of
+// the validation split (evaluation mode: no dropout): fixed batches, or with NanoGPTDraws the next
+// ones of the stream.
 func (t *Trainer) Estimate() (trainLoss, valLoss float64, err error) {
 	if trainLoss, err = t.eval(t.trainEval); err != nil {
 		return 0, 0, err

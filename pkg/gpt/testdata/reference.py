@@ -15,7 +15,9 @@ schedule, gradient clipping and batches follow nanoGPT's train.py:
   * learning rate: linear warmup lr·(it+1)/(warmup+1), cosine decay to min_lr at lr_decay_iters;
   * clip_grad_norm_(params, grad_clip) before each step;
   * batches: torch.randint(len(data) - block_size, (batch_size,), generator=gen) offsets, x = data[i:i+T],
-    y = data[i+1:i+1+T], from a torch.Generator seeded with batch_seed (evaluation batches from another).
+    y = data[i+1:i+1+T], from a torch.Generator seeded with batch_seed (evaluation batches from another);
+    or, as nanoGPT's train.py draws them, from the global generator that initialized the model, the
+    next training batch drawn before each estimate (nanogpt_draws(), bench --stream nanogpt).
 
 Usage, from the repository root, with Debian's python3-torch 1.13:
 
@@ -193,6 +195,41 @@ def param_summary(model):
     return out
 
 
+def nanogpt_draws():
+    """nanoGPT train.py's loop on the synthetic data (90/10 split): every batch from the global
+    generator after the model's init, the next training batch drawn before each estimate."""
+    cfg = dict(vocab_size=65, block_size=32, n_layer=2, n_head=4, n_embd=64, dropout=0.0, bias=False)
+    tc = dict(seed=1337, batch_size=8, learning_rate=3e-3, min_lr=3e-4, warmup_iters=3, lr_decay_iters=10,
+              weight_decay=0.1, beta1=0.9, beta2=0.99, grad_clip=1.0, steps=10, eval_interval=3, eval_iters=2)
+    data = synthetic_data(4000)
+    n = int(0.9 * len(data))
+    splits = (("train", data[:n]), ("val", data[n:]))
+    T, B = cfg["block_size"], tc["batch_size"]
+    torch.manual_seed(tc["seed"])
+    model = GPT(cfg)
+    opt = make_optimizer(model, tc)
+    losses, estimates = [], []
+
+    def estimate(it):
+        model.eval()
+        est = {"step": it}
+        with torch.no_grad():
+            for name, split in splits:
+                est[name] = sum(model(*get_batch(split, T, B, None)[1:])[1].item()
+                                for _ in range(tc["eval_iters"])) / tc["eval_iters"]
+        model.train()
+        estimates.append(est)
+
+    _, x, y = get_batch(splits[0][1], T, B, None)
+    for it in range(tc["steps"]):
+        if it % tc["eval_interval"] == 0:
+            estimate(it)
+        losses.append(train_step(model, opt, x, y, it, tc))
+        _, x, y = get_batch(splits[0][1], T, B, None)
+    estimate(tc["steps"])
+    return {"config": cfg, "train": tc, "losses": losses, "estimates": estimates}
+
+
 def goldens():
     cases = []
     for name, cfg, tc in [
@@ -226,13 +263,31 @@ def goldens():
                       "final_params": param_summary(model)})
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "goldens.json")
     with open(path, "w") as f:
-        json.dump({"torch": torch.__version__, "cases": cases}, f, indent=1)
+        json.dump({"torch": torch.__version__, "cases": cases, "nanogpt_draws": nanogpt_draws()}, f, indent=1)
         f.write("\n")
     print("wrote", path)
 
 
+def full_loss(model, data, block_size, batch=64):
+    """Mean next-token loss over all of data, cut into consecutive windows of block_size (the last,
+    partial one dropped): every position of the split predicted once."""
+    n = (len(data) - 1) // block_size
+    xs = data[:n * block_size].view(n, block_size)
+    ys = data[1:n * block_size + 1].view(n, block_size)
+    total = 0.0
+    with torch.no_grad():
+        for i in range(0, n, batch):
+            total += model(xs[i:i + batch], ys[i:i + batch])[1].item() * len(xs[i:i + batch])
+    return total / n
+
+
 def bench(argv):
-    """nanoGPT's CPU recipe on Tiny Shakespeare with this model: prints one JSON line of results."""
+    """nanoGPT's CPU recipe on Tiny Shakespeare with this model: prints one JSON line of results.
+
+    --stream nanogpt draws every batch from the generator that initialized the model, in nanoGPT
+    train.py's order (first batch, then at every eval_interval step eval_iters training and
+    eval_iters validation batches, the next training batch drawn before each estimate); --stream
+    seeded (the default before) draws training batches from a generator seeded with batch_seed."""
     import argparse
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", required=True)
@@ -241,6 +296,9 @@ def bench(argv):
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--stream", choices=["nanogpt", "seeded"], default="nanogpt")
+    ap.add_argument("--eval_interval", type=int, default=250)
+    ap.add_argument("--nanogpt_eval_iters", type=int, default=20)
     a = ap.parse_args(argv)
     if a.threads > 0:
         torch.set_num_threads(a.threads)
@@ -253,25 +311,45 @@ def bench(argv):
     data = torch.tensor([stoi[c] for c in text], dtype=torch.long)
     n = int(0.9 * len(data))
     train, val = data[:n], data[n:]
+    T, B = cfg["block_size"], tc["batch_size"]
     torch.manual_seed(tc["seed"])
     model = GPT(cfg)
     opt = make_optimizer(model, tc)
-    gen = torch.Generator().manual_seed(tc["batch_seed"])
+    gen = None if a.stream == "nanogpt" else torch.Generator().manual_seed(tc["batch_seed"])
+    evals = []
+
+    def estimate(it):
+        model.eval()
+        est = {"step": it}
+        with torch.no_grad():
+            for name, split in (("train", train), ("val", val)):
+                est[name] = sum(model(*get_batch(split, T, B, gen)[1:])[1].item()
+                                for _ in range(a.nanogpt_eval_iters)) / a.nanogpt_eval_iters
+        model.train()
+        evals.append(est)
+
+    # train_seconds: the loop, with its estimates but not the closing one (as Go's Trainer.Run counts)
     t0 = time.time()
     losses = []
+    _, x, y = get_batch(train, T, B, gen)
     for it in range(a.steps):
-        _, x, y = get_batch(train, cfg["block_size"], tc["batch_size"], gen)
+        if a.stream == "nanogpt" and it % a.eval_interval == 0:
+            estimate(it)
         losses.append(train_step(model, opt, x, y, it, tc))
+        _, x, y = get_batch(train, T, B, gen)
     train_s = time.time() - t0
+    if a.stream == "nanogpt":
+        estimate(a.steps)
     model.eval()
     egen = torch.Generator().manual_seed(tc["batch_seed"] + 1000)
     with torch.no_grad():
-        val_loss = sum(model(*get_batch(val, cfg["block_size"], tc["batch_size"], egen)[1:])[1].item()
+        val_loss = sum(model(*get_batch(val, T, B, egen)[1:])[1].item()
                        for _ in range(a.eval_iters)) / a.eval_iters
-    tokens = a.steps * tc["batch_size"] * cfg["block_size"]
+    tokens = a.steps * B * T
     print(json.dumps({"impl": "pytorch", "torch": torch.__version__, "threads": torch.get_num_threads(),
-                      "steps": a.steps, "train_seconds": round(train_s, 2), "tokens_per_second": round(tokens / train_s),
-                      "final_train_loss": losses[-1], "val_loss": val_loss,
+                      "stream": a.stream, "steps": a.steps, "train_seconds": round(train_s, 2),
+                      "tokens_per_second": round(tokens / train_s), "final_train_loss": losses[-1],
+                      "val_loss": val_loss, "val_loss_full": full_loss(model, val, T), "nanogpt_estimates": evals,
                       "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}))
 
 
