@@ -70,7 +70,7 @@ func TestTrainAGPT(t *testing.T) {
 	if !gpt.HasCheckpoint(dir) {
 		t.Fatalf("no checkpoint in %s", dir)
 	}
-	after := r.Find(t, "after %d steps: estimates")
+	after := r.Find(t, "after %d steps: train loss")
 	val1 := number(after, `validation loss ([0-9.]+)`)
 	if !(val1 < val0-0.5) {
 		t.Errorf("validation loss %g after 30 steps, want below %g (before training) by 0.5", val1, val0)
@@ -87,8 +87,10 @@ func TestTrainAGPT(t *testing.T) {
 		t.Errorf("heads after training: table %q, %d pictures", stats.Stdout, len(stats.HTML)+len(stats.SVG))
 	}
 	summary := r.Find(t, "the right character's probability")
-	if got := number(summary, `, ([0-9.]+) after 30 steps`); math.Abs(got-full) > 0.006 {
-		t.Errorf("summary says %g, the after-training cell %g for the whole split", got, full)
+	// The summary measures the whole validation split; the after-training cell's estimate samples
+	// 2 batches of it.
+	if got := number(summary, `whole split\): [0-9.]+ before training \(ln 65\), ([0-9.]+) after 30 steps`); math.Abs(got-val1) > 0.2 {
+		t.Errorf("summary says %g for the whole validation split, the after-training estimate %g", got, val1)
 	}
 
 	// A second run loads the checkpoint instead of training.
