@@ -75,10 +75,6 @@ func TestTrainAGPT(t *testing.T) {
 	if !(val1 < val0-0.5) {
 		t.Errorf("validation loss %g after 30 steps, want below %g (before training) by 0.5", val1, val0)
 	}
-	full := number(after, `whole split \([0-9]+ characters\): ([0-9.]+)`)
-	if math.Abs(full-val1) > 0.2 {
-		t.Errorf("whole validation split's loss %g, far from the estimate %g", full, val1)
-	}
 	if text := r.Find(t, "Temperature: 0.8, TopK: 10"); len(text.Stdout) < 400 {
 		t.Errorf("generated text too short: %q", text.Stdout)
 	}
