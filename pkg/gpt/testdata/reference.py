@@ -195,38 +195,51 @@ def param_summary(model):
     return out
 
 
-def nanogpt_draws():
-    """nanoGPT train.py's loop on the synthetic data (90/10 split): every batch from the global
-    generator after the model's init, the next training batch drawn before each estimate."""
-    cfg = dict(vocab_size=65, block_size=32, n_layer=2, n_head=4, n_embd=64, dropout=0.0, bias=False)
-    tc = dict(seed=1337, batch_size=8, learning_rate=3e-3, min_lr=3e-4, warmup_iters=3, lr_decay_iters=10,
-              weight_decay=0.1, beta1=0.9, beta2=0.99, grad_clip=1.0, steps=10, eval_interval=3, eval_iters=2)
-    data = synthetic_data(4000)
-    n = int(0.9 * len(data))
-    splits = (("train", data[:n]), ("val", data[n:]))
-    T, B = cfg["block_size"], tc["batch_size"]
-    torch.manual_seed(tc["seed"])
-    model = GPT(cfg)
-    opt = make_optimizer(model, tc)
+def train_loop(model, opt, train, val, tc, eval_interval, eval_iters, gen):
+    """nanoGPT train.py's loop: the first training batch, then for each step an estimate every
+    eval_interval steps (none if 0), the step, and the next training batch, so that each batch is
+    drawn before the estimate that precedes its step; a closing estimate after the last step.
+    Batches come from gen (None: the global generator). An estimate is the mean loss of eval_iters
+    training and then eval_iters validation batches. Returns the step losses, the estimates and
+    the loop's seconds (its estimates included, the closing one not)."""
+    T, B = model.cfg["block_size"], tc["batch_size"]
     losses, estimates = [], []
 
     def estimate(it):
         model.eval()
         est = {"step": it}
         with torch.no_grad():
-            for name, split in splits:
-                est[name] = sum(model(*get_batch(split, T, B, None)[1:])[1].item()
-                                for _ in range(tc["eval_iters"])) / tc["eval_iters"]
+            for name, split in (("train", train), ("val", val)):
+                est[name] = sum(model(*get_batch(split, T, B, gen)[1:])[1].item()
+                                for _ in range(eval_iters)) / eval_iters
         model.train()
         estimates.append(est)
 
-    _, x, y = get_batch(splits[0][1], T, B, None)
+    t0 = time.time()
+    _, x, y = get_batch(train, T, B, gen)
     for it in range(tc["steps"]):
-        if it % tc["eval_interval"] == 0:
+        if eval_interval > 0 and it % eval_interval == 0:
             estimate(it)
         losses.append(train_step(model, opt, x, y, it, tc))
-        _, x, y = get_batch(splits[0][1], T, B, None)
-    estimate(tc["steps"])
+        _, x, y = get_batch(train, T, B, gen)
+    seconds = time.time() - t0
+    if eval_interval > 0:
+        estimate(tc["steps"])
+    return losses, estimates, seconds
+
+
+def nanogpt_draws():
+    """train_loop on the synthetic data (90/10 split) with every batch from the global generator
+    after the model's init, as nanoGPT's train.py draws them."""
+    cfg = dict(vocab_size=65, block_size=32, n_layer=2, n_head=4, n_embd=64, dropout=0.0, bias=False)
+    tc = dict(seed=1337, batch_size=8, learning_rate=3e-3, min_lr=3e-4, warmup_iters=3, lr_decay_iters=10,
+              weight_decay=0.1, beta1=0.9, beta2=0.99, grad_clip=1.0, steps=10, eval_interval=3, eval_iters=2)
+    data = synthetic_data(4000)
+    n = int(0.9 * len(data))
+    torch.manual_seed(tc["seed"])
+    model = GPT(cfg)
+    opt = make_optimizer(model, tc)
+    losses, estimates, _ = train_loop(model, opt, data[:n], data[n:], tc, tc["eval_interval"], tc["eval_iters"], None)
     return {"config": cfg, "train": tc, "losses": losses, "estimates": estimates}
 
 
@@ -304,7 +317,7 @@ def bench(argv):
         torch.set_num_threads(a.threads)
     cfg = dict(vocab_size=65, block_size=64, n_layer=4, n_head=4, n_embd=128, dropout=0.0, bias=False)
     tc = dict(seed=1337, batch_seed=1338, batch_size=12, learning_rate=a.lr, min_lr=a.lr / 10, warmup_iters=a.warmup,
-              lr_decay_iters=a.steps, weight_decay=0.1, beta1=0.9, beta2=0.99, grad_clip=1.0)
+              lr_decay_iters=a.steps, weight_decay=0.1, beta1=0.9, beta2=0.99, grad_clip=1.0, steps=a.steps)
     text = open(a.data).read()
     chars = sorted(set(text))
     stoi = {c: i for i, c in enumerate(chars)}
@@ -316,30 +329,8 @@ def bench(argv):
     model = GPT(cfg)
     opt = make_optimizer(model, tc)
     gen = None if a.stream == "nanogpt" else torch.Generator().manual_seed(tc["batch_seed"])
-    evals = []
-
-    def estimate(it):
-        model.eval()
-        est = {"step": it}
-        with torch.no_grad():
-            for name, split in (("train", train), ("val", val)):
-                est[name] = sum(model(*get_batch(split, T, B, gen)[1:])[1].item()
-                                for _ in range(a.nanogpt_eval_iters)) / a.nanogpt_eval_iters
-        model.train()
-        evals.append(est)
-
-    # train_seconds: the loop, with its estimates but not the closing one (as Go's Trainer.Run counts)
-    t0 = time.time()
-    losses = []
-    _, x, y = get_batch(train, T, B, gen)
-    for it in range(a.steps):
-        if a.stream == "nanogpt" and it % a.eval_interval == 0:
-            estimate(it)
-        losses.append(train_step(model, opt, x, y, it, tc))
-        _, x, y = get_batch(train, T, B, gen)
-    train_s = time.time() - t0
-    if a.stream == "nanogpt":
-        estimate(a.steps)
+    interval = a.eval_interval if a.stream == "nanogpt" else 0
+    losses, evals, train_s = train_loop(model, opt, train, val, tc, interval, a.nanogpt_eval_iters, gen)
     model.eval()
     egen = torch.Generator().manual_seed(tc["batch_seed"] + 1000)
     with torch.no_grad():
