@@ -130,7 +130,7 @@ func doctorChecks(ctx context.Context, e *env) []check {
 	choice := backend.Choose()
 	how := "cells link XLA too"
 	if wantNoXLA() {
-		how = "cells build with " + noXLAFlags + " to link fast; run setup again after installing a PJRT plugin"
+		how = "cells build with -tags=noxla and CGO_ENABLED=0 to link fast; run setup again after installing a PJRT plugin"
 	}
 	cs = append(cs, check{Name: "backend", Value: choice.String() + " (what a notebook gets: same environment, GOMLX_NO_AUTO_INSTALL=1; " + how + ")"})
 	cpu, cuda := "not installed", "not installed"
@@ -303,21 +303,17 @@ func simdCheck(ctx context.Context, e *env, py *python) check {
 	return c
 }
 
-// probeSIMD builds and runs kernel/internal/simdprobe with the cells' environment (GOEXPERIMENT,
-// and -tags=noxla when the kernel sets it): a link from the warm build cache.
+// probeSIMD builds and runs kernel/internal/simdprobe with the cells' environment (GOEXPERIMENT and
+// cellBuildEnv): a link from the warm build cache.
 func probeSIMD(ctx context.Context, e *env) (on bool, detail string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	args := []string{"run"}
-	if wantNoXLA() {
-		args = append(args, noXLAFlags)
-	}
-	cmd := exec.CommandContext(ctx, e.Go.GoBinary(), append(args, "./kernel/internal/simdprobe")...)
+	cmd := exec.CommandContext(ctx, e.Go.GoBinary(), "run", "./kernel/internal/simdprobe")
 	cmd.Dir = e.Root
-	cmd.Env = e.Go.Environ()
+	cmd.Env = withCellBuildEnv(e.Go.Environ(), wantNoXLA())
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return false, "", fmt.Errorf("go %s ./kernel/internal/simdprobe: %v: %s", strings.Join(args, " "), err, out)
+		return false, "", fmt.Errorf("go run ./kernel/internal/simdprobe: %v: %s", err, out)
 	}
 	state, detail, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
 	return state == "on", detail, nil

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/attnbook/attnbook/pkg/backend"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+
+	"github.com/attnbook/attnbook/pkg/backend"
 )
 
 // The Jupyter kernel attnbook registers: GoNB, started with an environment that wires this
@@ -56,14 +59,27 @@ func (e *env) specOptions(specDir, root string) specOptions {
 		NoXLA: wantNoXLA(), Experiment: e.Go.Experiment()}
 }
 
-// cellFlags is the GOFLAGS value of every kernel: cells link without DWARF debug information
-// (-ldflags=-w; panics still print file and line), which cuts a warm cell's Go link from about
-// 0.78 s to 0.59 s. noXLAFlags is added when cells build without GoMLX's XLA backend: they then
-// link in well under a second instead of 2 s (XLA's cgo needs the external linker).
-const (
-	cellFlags  = "-ldflags=-w"
-	noXLAFlags = "-tags=noxla"
-)
+// cellBuildEnv is how every notebook cell builds, in the kernel spec's environment and in what
+// setup and doctor build to match it (else the build cache misses): GOFLAGS links without DWARF
+// debug information (-ldflags=-w; panics still print file and line), which cuts a warm cell's Go
+// link from about 0.78 s to 0.59 s. With noXLA (no PJRT plugin here, so the pure-Go backend only)
+// cells also build with -tags=noxla, leaving out XLA's cgo, and with CGO_ENABLED=0: nothing they
+// link needs cgo then, and the go command skips asking the C compiler for its version, which took
+// 0.05–0.07 s of every cell's build (2 cores, `go build` of a notebook 01 cell, alternated).
+func cellBuildEnv(noXLA bool) map[string]string {
+	if !noXLA {
+		return map[string]string{"GOFLAGS": "-ldflags=-w"}
+	}
+	return map[string]string{"GOFLAGS": "-tags=noxla -ldflags=-w", "CGO_ENABLED": "0"}
+}
+
+// withCellBuildEnv is environ with cellBuildEnv(noXLA) set (replacing what environ had).
+func withCellBuildEnv(environ []string, noXLA bool) []string {
+	for k, v := range cellBuildEnv(noXLA) {
+		environ = append(slices.DeleteFunc(environ, func(kv string) bool { return strings.HasPrefix(kv, k+"=") }), k+"="+v)
+	}
+	return environ
+}
 
 // wantNoXLA reports whether notebooks should build without XLA: when the backend they would pick
 // here is the pure-Go one anyway. Installing a PJRT plugin later needs a new `setup` (doctor says so).
@@ -106,11 +122,8 @@ func newKernelSpec(o specOptions) kernelSpec {
 		// panic with one line naming function, argument and shapes. `%env GOTRACEBACK single`
 		// in a cell brings the stack trace back.
 		"GOTRACEBACK": "none",
-		"GOFLAGS":     cellFlags,
 	}
-	if o.NoXLA {
-		env["GOFLAGS"] = noXLAFlags + " " + cellFlags
-	}
+	maps.Copy(env, cellBuildEnv(o.NoXLA))
 	if o.Experiment != "" {
 		env["GOEXPERIMENT"] = o.Experiment
 	}
@@ -124,17 +137,21 @@ func newKernelSpec(o specOptions) kernelSpec {
 }
 
 // goShim is bin/go in the kernel spec directory; see newKernelSpec. Besides wiring the module in,
-// it skips GoNB's `go get` (run before every cell's build, about 0.3 s) when nothing it could
-// act on changed since the last one that succeeded: the temporary module's go.mod and go.sum, the
-// repository's go.mod and the import declarations of the cell's Go files. A new import still
-// gets its `go get`.
+// it skips GoNB's `go get` (run before every cell's build, 0.3–0.8 s) when it could not change
+// anything: the temporary module's go.mod, go.sum and go.work and the repository's go.mod are as
+// the last `go get` that succeeded left them, and every non-standard-library import path of the
+// cell's Go files was already imported at a `go get` that succeeded since. Cells import different
+// subsets of the same packages (goimports keeps only what a cell uses), so comparing the import
+// declarations themselves ran `go get` for 7 of notebook 01's 18 cells; an import path never seen
+// before still gets its `go get`.
 func goShim(goBinary string) string {
 	return fmt.Sprintf(`#!/bin/sh
 # Written by 'go run ./kernel setup' (attnbook). GoNB runs 'go mod init gonb_<id>' once per
 # kernel in its temporary module; right after it, wire the attnbook repository ($%[2]s) in.
-# GoNB also runs 'go get' before every cell's build: skip it when the imports, go.mod and go.sum
-# are the same as at the last 'go get' that succeeded here. Every other go command goes straight
-# to the real go.
+# GoNB also runs 'go get' before every cell's build: skip it when go.mod, go.sum and go.work are as
+# the last 'go get' that succeeded here left them and every import path outside the standard
+# library was imported at a 'go get' that succeeded since (.attnbook-go-get: that state's checksum,
+# then those paths). Every other go command goes straight to the real go.
 GO=%[1]s
 if [ "$#" -eq 3 ] && [ "$1" = mod ] && [ "$2" = init ] && [ -n "$GONB_TMP_DIR" ] && [ -n "$%[2]s" ]; then
 	case "$3" in gonb_*)
@@ -144,15 +161,22 @@ if [ "$#" -eq 3 ] && [ "$1" = mod ] && [ "$2" = init ] && [ -n "$GONB_TMP_DIR" ]
 	esac
 fi
 if [ "$#" -eq 1 ] && [ "$1" = get ] && [ -n "$GONB_TMP_DIR" ] && [ -n "$%[2]s" ] && grep -q '^module gonb_' go.mod 2>/dev/null; then
-	getKey() {
-		{ cat go.mod go.sum "$%[2]s/go.mod"; sed -n '/^import[[:space:]]*(/,/^)/p; /^import[[:space:]]*[^([:space:]]/p' ./*.go; } 2>/dev/null | cksum
+	modKey() { cat go.mod go.sum go.work "$%[2]s/go.mod" 2>/dev/null | cksum; }
+	imports() {
+		sed -n '/^import[[:space:]]*(/,/^)/p; /^import[[:space:]]*[^([:space:]]/p' ./*.go 2>/dev/null |
+			grep -o '"[^"/]*\.[^"]*"' | LC_ALL=C sort -u
 	}
-	key=$(getKey)
-	if [ -f .attnbook-go-get ] && [ "$(cat .attnbook-go-get)" = "$key" ]; then
+	key=$(modKey)
+	imports > .attnbook-imports
+	if [ -f .attnbook-go-get ] && [ "$(head -n 1 .attnbook-go-get)" = "$key" ] &&
+		[ -z "$(tail -n +2 .attnbook-go-get | LC_ALL=C comm -13 - .attnbook-imports)" ]; then
 		exit 0
 	fi
 	"$GO" get || exit
-	getKey > .attnbook-go-get
+	if [ -f .attnbook-go-get ] && [ "$(head -n 1 .attnbook-go-get)" = "$key" ]; then
+		tail -n +2 .attnbook-go-get >> .attnbook-imports
+	fi
+	{ modKey; LC_ALL=C sort -u .attnbook-imports; } > .attnbook-go-get.new && mv .attnbook-go-get.new .attnbook-go-get
 	exit 0
 fi
 exec "$GO" "$@"

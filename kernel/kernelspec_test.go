@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -48,8 +49,12 @@ func TestKernelSpecJSON(t *testing.T) {
 	}
 
 	o.NoXLA = true
-	if env := newKernelSpec(o).Env; env["GOFLAGS"] != "-tags=noxla -ldflags=-w" {
-		t.Errorf("NoXLA spec env GOFLAGS = %q, want -tags=noxla -ldflags=-w", env["GOFLAGS"])
+	if env := newKernelSpec(o).Env; env["GOFLAGS"] != "-tags=noxla -ldflags=-w" || env["CGO_ENABLED"] != "0" {
+		t.Errorf("NoXLA spec env GOFLAGS = %q, CGO_ENABLED = %q; want -tags=noxla -ldflags=-w and 0", env["GOFLAGS"], env["CGO_ENABLED"])
+	}
+	environ := withCellBuildEnv([]string{"HOME=/h", "CGO_ENABLED=1", "GOFLAGS=-mod=mod"}, true)
+	if want := []string{"HOME=/h", "CGO_ENABLED=0", "GOFLAGS=-tags=noxla -ldflags=-w"}; !slices.Equal(slices.Sorted(slices.Values(environ)), slices.Sorted(slices.Values(want))) {
+		t.Errorf("withCellBuildEnv = %q, want %q (in any order)", environ, want)
 	}
 	o.RawError = true
 	if argv := newKernelSpec(o).Argv; argv[len(argv)-1] != "--raw_error" {
@@ -163,8 +168,9 @@ func TestGoShim(t *testing.T) {
 }
 
 // TestGoShimSkipsRepeatedGoGet: GoNB runs `go get` before every cell's build; the shim passes it
-// to go only when the imports, go.mod or go.sum changed since the last one that succeeded. A
-// stand-in go logs each call that reaches it.
+// to go only when go.mod or go.sum changed since the last one that succeeded, or a cell imports a
+// path outside the standard library that no cell imported at a `go get` since. A stand-in go logs
+// each call that reaches it.
 func TestGoShimSkipsRepeatedGoGet(t *testing.T) {
 	goBin, root := shimPrereqs(t)
 	bin := t.TempDir()
@@ -213,16 +219,31 @@ func TestGoShimSkipsRepeatedGoGet(t *testing.T) {
 			t.Errorf("after go get %d through the shim, go ran get %d times, want %d", i+1, got, want)
 		}
 	}
-	cell("\t\"math\"\n\t\"fmt\"\n\n\t\"github.com/attnbook/attnbook/pkg/display\"\n")
-	if err := goGet(); err != nil || gets() != 2 {
-		t.Errorf("a new import: go get err %v, go ran get %d times, want 2", err, gets())
-	}
-	cell("\t\"math\"\n\n\t\"example.com/nosuch/pkg\"\n\t\"github.com/attnbook/attnbook/pkg/display\"\n")
-	for i := range 2 {
-		if err := goGet(); err == nil || gets() != 3+i {
-			t.Errorf("an import nobody provides, try %d: go get err %v (want one), go ran get %d times, want %d", i+1, err, gets(), 3+i)
+	step := func(what string, wantErr bool, want int) {
+		t.Helper()
+		if err := goGet(); (err != nil) != wantErr || gets() != want {
+			t.Errorf("%s: go get err %v (want one: %v), go ran get %d times, want %d", what, err, wantErr, gets(), want)
 		}
 	}
+	cell("\t\"math\"\n\t\"fmt\"\n\n\t\"github.com/attnbook/attnbook/pkg/display\"\n")
+	step("a new standard-library import", false, 1)
+	cell("\t\"math\"\n\n\t\"github.com/attnbook/attnbook/pkg/eager\"\n")
+	step("a new package of the repository", false, 2)
+	cell("\t\"math\"\n\n\tshow \"github.com/attnbook/attnbook/pkg/display\"\n")
+	step("an earlier cell's import again, renamed", false, 2)
+	cell("\t\"github.com/attnbook/attnbook/pkg/display\"\n\t\"github.com/attnbook/attnbook/pkg/eager\"\n")
+	step("both imports seen before", false, 2)
+	cell("\t\"math\"\n\n\t\"example.com/nosuch/pkg\"\n\t\"github.com/attnbook/attnbook/pkg/display\"\n")
+	step("an import nobody provides", true, 3)
+	step("an import nobody provides, again", true, 4)
+	cell("\t\"github.com/attnbook/attnbook/pkg/display\"\n")
+	step("back to a known import after the failures", false, 4)
+	mod, err := os.ReadFile(filepath.Join(tmp, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(tmp, "go.mod"), string(mod)+"\n// edited by hand\n")
+	step("go.mod edited by hand", false, 5)
 }
 
 func TestKernelSpecEnvAndLauncher(t *testing.T) {

@@ -409,13 +409,9 @@ for p in sys.argv[1:]:
 var warmPackages = []string{"./pkg/...", "github.com/gomlx/gomlx/core/graph", "github.com/gomlx/gomlx/core/tensors", "github.com/janpfeifer/gonb/gonbui"}
 
 func warmBuildCache(ctx context.Context, e *env) (string, string, error) {
-	args := []string{"build"}
-	if wantNoXLA() { // the same build configuration as the kernel's cells, or the cache misses
-		args = append(args, noXLAFlags)
-	}
-	cmd := exec.CommandContext(ctx, e.Go.GoBinary(), append(args, warmPackages...)...)
+	cmd := exec.CommandContext(ctx, e.Go.GoBinary(), append([]string{"build"}, warmPackages...)...)
 	cmd.Dir = e.Root
-	cmd.Env = e.Go.Environ() // GOEXPERIMENT as in the kernel spec
+	cmd.Env = withCellBuildEnv(e.Go.Environ(), wantNoXLA()) // as the kernel's cells build, or the cache misses
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "warning", "", fmt.Errorf("%w: go build %s failed; notebooks importing a broken package will fail:\n%s", errWarning, strings.Join(warmPackages, " "), indent(string(out), "        "))

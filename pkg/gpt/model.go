@@ -269,7 +269,7 @@ func (m *Model) forward(scope *model.Scope, tokens *Node, fused bool) (logits *N
 		weights = append(weights, w)
 		x = Add(x, dropout(a))
 		y := m.linear(scope, h+"/mlp/c_fc", m.layerNorm(scope, h+"/ln_2", x)) // [B, T, 4C]
-		y = m.linear(scope, h+"/mlp/c_proj", activation.Gelu(y))              // [B, T, C]
+		y = m.linear(scope, h+"/mlp/c_proj", gelu(scope, y))                  // [B, T, C]
 		x = Add(x, dropout(y))
 	}
 	x = m.layerNorm(scope, "/ln_f", x)                                 // [B, T, C]
@@ -278,6 +278,19 @@ func (m *Model) forward(scope *model.Scope, tokens *Node, fused bool) (logits *N
 		weights = nil
 	}
 	return logits, weights
+}
+
+// gelu is the exact GELU of nn.GELU(), x·Φ(x) with Φ(x) = (1 + erf(x/√2))/2. Inference uses GoMLX's
+// activation.Gelu, a fused op. A training graph writes the formula out as GoMLX's gradient of that
+// fused op does: the gradient then reuses the forward's erf, where the fused forward would compute
+// erf a second time beside the gradient's own (scalar math.Erf over `[B, T, 4C]` on the pure-Go
+// backend: 8–10 % of a training step).
+func gelu(scope *model.Scope, x *Node) *Node {
+	if scope == nil || !scope.IsTraining(x.Graph()) {
+		return activation.Gelu(x)
+	}
+	cdf := MulScalar(AddScalar(Erf(DivScalar(x, math.Sqrt2)), 1), 0.5) // Φ(x)
+	return Mul(x, cdf)
 }
 
 // attention is the course's causal multi-head attention (seed 001/004's MultiHeadAttention) on x
