@@ -2,12 +2,36 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"os/exec"
 
 	"github.com/attnbook/attnbook/internal/bench"
 )
 
+// benchChildEnv marks the `go run ./kernel bench` that cmdBench starts, so it runs the benchmark
+// itself whatever its environment.
+const benchChildEnv = "ATTNBOOK_BENCH_CHILD"
+
 // cmdBench runs internal/bench in the repository root (out/bench/, docs/benchmarks.md,
-// notebooks/ are under it).
-func cmdBench(_ context.Context, e *env, args []string) int {
+// notebooks/ are under it). The benchmark runs in this process, so the process must have been
+// built and started as the notebooks' programs are: when its GOEXPERIMENT or GODEBUG differs from
+// e.Go's (`go run ./kernel bench` without `export GOEXPERIMENT=simd` builds a kernel without
+// GoMLX's SIMD kernels), it runs `go run ./kernel bench ARGS` again with e.Go.Environ().
+func cmdBench(ctx context.Context, e *env, args []string) int {
+	if os.Getenv(benchChildEnv) == "" && (os.Getenv("GOEXPERIMENT") != e.Go.Experiment() || os.Getenv("GODEBUG") != e.Go.GODEBUG()) {
+		fmt.Fprintf(e.Stderr, "bench: running under GOEXPERIMENT=%s GODEBUG=%s, as notebook cells do: go run ./kernel bench …\n", e.Go.Experiment(), e.Go.GODEBUG())
+		cmd := exec.CommandContext(ctx, e.Go.GoBinary(), append([]string{"run", "./kernel", "bench"}, args...)...)
+		cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr = e.Root, os.Stdin, e.Stdout, e.Stderr
+		cmd.Env = append(e.Go.Environ(), benchChildEnv+"=1")
+		if err := cmd.Run(); err != nil {
+			if exit, ok := err.(*exec.ExitError); ok {
+				return exit.ExitCode()
+			}
+			fmt.Fprintf(e.Stderr, "bench: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 	return bench.Main(e.Root, args, e.Stdout, e.Stderr)
 }

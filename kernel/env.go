@@ -17,6 +17,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/attnbook/attnbook/pkg/backend"
 )
 
 // Module is this repository's module path: the repository root is the directory whose go.mod
@@ -93,12 +95,26 @@ func (g goEnv) SIMD() bool {
 	return false
 }
 
-// Environ is os.Environ() with GOEXPERIMENT set to Experiment(): the environment of every go
-// command a kernel subcommand runs.
+// GODEBUG is the GODEBUG value programs built with Experiment() run with: the user's own, plus
+// backend.ExpGODEBUG (math.Exp without FMA) when they have the SIMD kernels (amd64); see there.
+func (g goEnv) GODEBUG() string {
+	if g.GOARCH != "amd64" || !g.SIMD() { // cpu.fma is an amd64 option: elsewhere Go warns about it
+		return os.Getenv("GODEBUG")
+	}
+	return backend.WithExpGODEBUG(os.Getenv("GODEBUG"))
+}
+
+// Environ is os.Environ() with GOEXPERIMENT set to Experiment() and GODEBUG to GODEBUG(): the
+// environment of every go command a kernel subcommand runs (go test passes it on to the tests).
 func (g goEnv) Environ() []string {
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOEXPERIMENT=") })
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "GOEXPERIMENT=") || strings.HasPrefix(kv, "GODEBUG=")
+	})
 	if x := g.Experiment(); x != "" {
 		env = append(env, "GOEXPERIMENT="+x)
+	}
+	if d := g.GODEBUG(); d != "" {
+		env = append(env, "GODEBUG="+d)
 	}
 	return env
 }

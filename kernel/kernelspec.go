@@ -46,6 +46,9 @@ type specOptions struct {
 	// Experiment is the GOEXPERIMENT cells build with ("simd" on amd64: GoMLX's SIMD kernels);
 	// "" leaves it unset.
 	Experiment string
+	// GODEBUG is the GODEBUG cells run with (with the SIMD kernels: backend.ExpGODEBUG, math.Exp
+	// without FMA); "" leaves it unset.
+	GODEBUG string
 	// ByFolder starts GoNB through bin/attnbook-kernel, which serves the checkout the notebook's
 	// folder is in (Root only for notebooks outside any checkout). The user's spec does; the
 	// private spec of `kernel run` serves Root only.
@@ -56,7 +59,7 @@ type specOptions struct {
 // specDir.
 func (e *env) specOptions(specDir, root string) specOptions {
 	return specOptions{Root: root, SpecDir: specDir, GoRoot: e.Go.GOROOT, ToolDir: e.Go.ToolDir(),
-		NoXLA: wantNoXLA(), Experiment: e.Go.Experiment()}
+		NoXLA: wantNoXLA(), Experiment: e.Go.Experiment(), GODEBUG: e.Go.GODEBUG()}
 }
 
 // cellBuildEnv is how every notebook cell builds, in the kernel spec's environment and in what
@@ -126,6 +129,9 @@ func newKernelSpec(o specOptions) kernelSpec {
 	maps.Copy(env, cellBuildEnv(o.NoXLA))
 	if o.Experiment != "" {
 		env["GOEXPERIMENT"] = o.Experiment
+	}
+	if o.GODEBUG != "" {
+		env["GODEBUG"] = o.GODEBUG
 	}
 	return kernelSpec{
 		Argv:          argv,

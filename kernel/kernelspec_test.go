@@ -252,9 +252,13 @@ func TestKernelSpecEnvAndLauncher(t *testing.T) {
 	if env := newKernelSpec(o).Env; env["GOEXPERIMENT"] != "simd" {
 		t.Errorf("spec env GOEXPERIMENT = %q, want simd", env["GOEXPERIMENT"])
 	}
-	o.Experiment = ""
-	if _, ok := newKernelSpec(o).Env["GOEXPERIMENT"]; ok {
-		t.Errorf("no experiment: the spec must leave GOEXPERIMENT unset")
+	o.GODEBUG = "cpu.fma=off"
+	if env := newKernelSpec(o).Env; env["GODEBUG"] != "cpu.fma=off" {
+		t.Errorf("spec env GODEBUG = %q, want cpu.fma=off", env["GODEBUG"])
+	}
+	o.Experiment, o.GODEBUG = "", ""
+	if env := newKernelSpec(o).Env; env["GOEXPERIMENT"] != "" || env["GODEBUG"] != "" {
+		t.Errorf("no experiment: the spec must leave GOEXPERIMENT and GODEBUG unset, has %q and %q", env["GOEXPERIMENT"], env["GODEBUG"])
 	}
 	o.ByFolder = true
 	if argv := newKernelSpec(o).Argv; argv[0] != o.SpecDir+"/bin/attnbook-kernel" {

@@ -88,6 +88,36 @@ func TestExperiment(t *testing.T) {
 	}
 }
 
+// TestGODEBUG: programs built with the SIMD kernels run with math.Exp's FMA path off, the user's
+// own GODEBUG kept; without the kernels GODEBUG is the user's.
+func TestGODEBUG(t *testing.T) {
+	for _, tc := range []struct {
+		arch, experiment, user, want string
+	}{
+		{"amd64", "", "", "cpu.fma=off"},
+		{"amd64", "", "gctrace=1", "gctrace=1,cpu.fma=off"},
+		{"amd64", "", "cpu.fma=on", "cpu.fma=on"}, // the user's own choice is kept
+		{"amd64", "nosimd", "", ""},
+		{"arm64", "", "", ""},
+		{"arm64", "simd", "gctrace=1", "gctrace=1"}, // no cpu.fma option on arm64
+	} {
+		t.Setenv("GODEBUG", tc.user)
+		g := goEnv{GOARCH: tc.arch, GOVERSION: "go1.26.8", GOEXPERIMENT: tc.experiment}
+		if got := g.GODEBUG(); got != tc.want {
+			t.Errorf("%s GODEBUG=%q: GODEBUG() = %q, want %q", tc.arch, tc.user, got, tc.want)
+		}
+		var got []string
+		for _, kv := range g.Environ() {
+			if strings.HasPrefix(kv, "GODEBUG=") {
+				got = append(got, kv)
+			}
+		}
+		if want := []string{"GODEBUG=" + tc.want}; tc.want != "" && strings.Join(got, " ") != want[0] || tc.want == "" && len(got) != 0 {
+			t.Errorf("%s GODEBUG=%q: Environ() has %q, want GODEBUG=%q", tc.arch, tc.user, got, tc.want)
+		}
+	}
+}
+
 func TestDefaultRoot(t *testing.T) {
 	other := t.TempDir()
 	writeFile(t, filepath.Join(other, "go.mod"), "module "+Module+"\n")

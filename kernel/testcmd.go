@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+
+	"github.com/attnbook/attnbook/pkg/backend"
 )
 
 func cmdTest(ctx context.Context, e *env, args []string) int {
@@ -15,10 +17,10 @@ func cmdTest(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.Stdout, `usage: go run ./kernel test [GO TEST ARGS]
 
 Runs setup, then go test: ./... unless ARGS name packages, -timeout=75m unless ARGS set one,
-GOEXPERIMENT=%s on amd64 (GoMLX's SIMD kernels, as in the notebooks). ARGS are go test's flags
+GOEXPERIMENT=%s and GODEBUG=%s on amd64 (GoMLX's SIMD kernels, as in the notebooks). ARGS are go test's flags
 (go help testflag), e.g. test -run Start ./internal/coursetest/. With CI=true, tests that need Jupyter or
 Docker fail instead of skipping.
-`, SIMDExperiment)
+`, SIMDExperiment, backend.ExpGODEBUG)
 		return exitOK
 	}
 	if err := setup(ctx, e); err != nil {
@@ -29,7 +31,7 @@ Docker fail instead of skipping.
 	fmt.Fprintf(e.Stdout, "test: go %s\n", strings.Join(goArgs, " "))
 	cmd := exec.CommandContext(ctx, e.Go.GoBinary(), goArgs...)
 	cmd.Dir = e.Root
-	cmd.Env = e.Go.Environ() // GOEXPERIMENT=simd on amd64: GoMLX's SIMD kernels, as in the notebooks
+	cmd.Env = e.Go.Environ() // GOEXPERIMENT=simd and GODEBUG=cpu.fma=off on amd64, as in the notebooks
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, e.Stdout, e.Stderr
 	// go test shares the terminal: Ctrl-C reaches it directly, and its summary stays the last output.
 	_, err := runChild(cmd, relay{})

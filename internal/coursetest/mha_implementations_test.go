@@ -10,8 +10,9 @@ import (
 )
 
 // TestMHAImplementations runs notebook 09: its tables are docs/benchmarks.json's runs, value
-// by value; its charts draw a group per formulation and a bar per column; its summary cell
-// prints the ratios the prose quotes, computed from the same file.
+// by value; its charts draw a group per formulation timed in their mode and a bar per column, and
+// say why bars are missing; its summary cell prints the ratios the prose quotes, computed from the
+// same file.
 func TestMHAImplementations(t *testing.T) {
 	r := nbrun.Execute(t, "notebooks/09_mha_implementations.ipynb")
 	CheckClean(t, r)
@@ -48,6 +49,11 @@ func TestMHAImplementations(t *testing.T) {
 	for _, want := range append(full.Rows(), "PyTorch (OpenBLAS)", "PyTorch (reference BLAS)", "GoMLX go") {
 		if !strings.Contains(svgs, want) {
 			t.Errorf("the charts lack %q", want)
+		}
+	}
+	for _, mode := range []benchdata.Mode{benchdata.Forward, benchdata.Backward} {
+		if why := full.NotTimed(mode); why != "" && !strings.Contains(svgs, "n/a: "+why) {
+			t.Errorf("the %s chart does not say why bars are missing (%q)", mode.Label(), why)
 		}
 	}
 

@@ -66,3 +66,16 @@ func TestBadConfigIsAnError(t *testing.T) {
 		}
 	}
 }
+
+func TestWithExpGODEBUG(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", "cpu.fma=off"},
+		{"gctrace=1", "gctrace=1,cpu.fma=off"},
+		{"cpu.fma=on", "cpu.fma=on"},
+		{"gctrace=1, cpu.fma=off", "gctrace=1, cpu.fma=off"},
+	} {
+		if got := WithExpGODEBUG(c.in); got != c.want {
+			t.Errorf("WithExpGODEBUG(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

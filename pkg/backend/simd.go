@@ -1,6 +1,10 @@
 package backend
 
-import "github.com/gomlx/compute/support/envutil"
+import (
+	"strings"
+
+	"github.com/gomlx/compute/support/envutil"
+)
 
 // Environment variables with which compute's gobackend switches its SIMD matrix products off
 // (each "false", "0", "off", …; unset means on), read once when the program starts.
@@ -10,10 +14,35 @@ const (
 	avx2Env   = envutil.SIMD_AVX2_Env   // "GOMLX_SIMD_AVX2": the AVX2 kernels
 )
 
+// ExpGODEBUG is the GODEBUG setting attnbook's programs run with wherever they have the SIMD
+// kernels (notebook cells, through the kernel spec, in the Docker image too; `kernel test`;
+// `kernel bench`): it turns off math.Exp's FMA path. compute v0.1.6's AVX-512/AVX2 matrix kernels return without VZEROUPPER,
+// and math.Exp's FMA path mixes VEX-encoded FMAs with SSE instructions; on the Intel Xeon this
+// project was measured on, math.Exp on a thread that had run a kernel then took 920 ns instead of
+// 7 ns (GoMLX's attention layer, whose softmax calls math.Exp per score: 22.6 s → 1.2 s forward at
+// b=2 T=1024 d=768 h=12). Without FMA, math.Exp takes 7–9 ns in either state. Go reads GODEBUG's
+// cpu options once, at start-up: the setting has to be in the environment a program starts with.
+const ExpGODEBUG = "cpu.fma=off"
+
+// WithExpGODEBUG is the GODEBUG value godebug (a program's current one, may be "") with
+// [ExpGODEBUG] added, unless it already sets cpu.fma either way.
+func WithExpGODEBUG(godebug string) string {
+	for _, kv := range strings.Split(godebug, ",") {
+		if strings.HasPrefix(strings.TrimSpace(kv), "cpu.fma=") {
+			return godebug
+		}
+	}
+	if strings.TrimSpace(godebug) == "" {
+		return ExpGODEBUG
+	}
+	return godebug + "," + ExpGODEBUG
+}
+
 // SIMD reports whether the pure-Go backend ("go") multiplies matrices with its SIMD kernels in
 // this program, and why, in one line for `kernel doctor` and notebook 00, e.g.
-// "AVX-512 matmul kernels (built with GOEXPERIMENT=simd on amd64)" or "off: built without
-// GOEXPERIMENT=simd (…)".
+// "AVX-512 matmul kernels (built with GOEXPERIMENT=simd on amd64; math.Exp without FMA:
+// GODEBUG=cpu.fma=off)" or "off: built without GOEXPERIMENT=simd (…)". With the kernels on and
+// math.Exp's FMA path in use, the detail says to set [ExpGODEBUG].
 //
 // It mirrors exactly how compute's gobackend (v0.1.x, internal/gobackend/dot/matmul) decides:
 // the kernels exist only in binaries built for amd64 with GOEXPERIMENT=simd (build constraint

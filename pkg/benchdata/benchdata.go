@@ -241,6 +241,46 @@ func (r *Report) Rows() []string {
 	return rows
 }
 
+// Timed are the rows of [Report.Rows] that at least one series timed in mode: a chart of mode
+// has a group for each (forward + backward, say, is timed only for the run's --bwd-impls).
+func (r *Report) Timed(mode Mode) []string {
+	var rows []string
+	for _, impl := range r.Rows() {
+		for _, res := range r.Results {
+			if res.Impl == impl && res.Mode == mode && res.MedianMS > 0 {
+				rows = append(rows, impl)
+				break
+			}
+		}
+	}
+	return rows
+}
+
+// NotTimed says why a chart of mode lacks bars ("" when it lacks none): for each row of
+// [Report.Timed] and series without a time, the result's error ("fused in PyTorch (OpenBLAS):
+// not in PyTorch 1.13.0a0"), or, where the run made no result at all, that it was not timed in
+// this run (the reference-BLAS PyTorch times only --ref-impls).
+func (r *Report) NotTimed(mode Mode) string {
+	var why []string
+	untimed := false
+	for _, impl := range r.Timed(mode) {
+		for _, s := range r.Series {
+			if r.Find(impl, s.Key(), mode) != nil {
+				continue
+			}
+			if res := r.findAny(impl, s.Key(), mode); res != nil && res.Error != "" {
+				why = append(why, fmt.Sprintf("%s in %s: %s", impl, s.Name, strings.TrimPrefix(res.Error, "unsupported: ")))
+			} else {
+				untimed = true
+			}
+		}
+	}
+	if untimed {
+		why = append(why, "the others were not timed in this run")
+	}
+	return strings.Join(why, "; ")
+}
+
 // Modes are the modes of the report in order of first appearance.
 func (r *Report) Modes() []Mode {
 	var ms []Mode

@@ -133,3 +133,34 @@ func TestSizeAndStats(t *testing.T) {
 		}
 	}
 }
+
+// TestTimedAndNotTimed: a chart of a mode has a group per formulation timed in that mode, and
+// its note names why the bars it lacks are missing.
+func TestTimedAndNotTimed(t *testing.T) {
+	r := fakeReport() // fast in PyTorch (OpenBLAS): unsupported; every row timed forward
+	r.Results = append(r.Results, &Result{Impl: "chapter", Framework: "go", Backend: "go", Mode: Backward, RunsMS: []float64{70}})
+	r.Results = append(r.Results, &Result{Impl: "chapter", Framework: "pytorch", Backend: "openblas", Mode: Backward, RunsMS: []float64{35}})
+	r.Finish()
+	for _, c := range []struct {
+		mode    Mode
+		rows    string
+		medians string
+		note    string
+	}{
+		{Forward, "[chapter fast]", "[15 NaN]", "fast in PyTorch (OpenBLAS): not here"},
+		{Backward, "[chapter]", "[35]", "the others were not timed in this run"},
+	} {
+		if got := fmt.Sprint(r.Timed(c.mode)); got != c.rows {
+			t.Errorf("Timed(%s) = %s, want %s", c.mode, got, c.rows)
+		}
+		if got := fmt.Sprint(r.Medians("pytorch/openblas", c.mode)); got != c.medians {
+			t.Errorf("Medians(pytorch/openblas, %s) = %s, want %s", c.mode, got, c.medians)
+		}
+		if got := r.NotTimed(c.mode); got != c.note {
+			t.Errorf("NotTimed(%s) = %q, want %q", c.mode, got, c.note)
+		}
+	}
+	if got := (&Report{}).NotTimed(Forward); got != "" {
+		t.Errorf("NotTimed of an empty report = %q", got)
+	}
+}

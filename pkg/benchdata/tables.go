@@ -158,11 +158,11 @@ func (r *Report) Text() string {
 	return b.String()
 }
 
-// Medians are the median times (ms) of series key in mode, one per row of [Report.Rows], NaN
-// where a row was not timed: one series of a bar chart.
+// Medians are the median times (ms) of series key in mode, one per row of [Report.Timed], NaN
+// where the series did not time a row: one series of a bar chart of mode.
 func (r *Report) Medians(key string, mode Mode) []float64 {
 	var out []float64
-	for _, impl := range r.Rows() {
+	for _, impl := range r.Timed(mode) {
 		if res := r.Find(impl, key, mode); res != nil {
 			out = append(out, res.MedianMS)
 		} else {
