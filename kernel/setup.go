@@ -198,7 +198,11 @@ func summarize(e *env, results []stepResult, start time.Time, spec string) error
 	if spec != "" {
 		fmt.Fprintf(e.Stdout, "setup: kernel %q (%s) in %s; notebooks in %s\n", KernelName, KernelDisplayName, spec, e.rel(filepath.Join(e.Root, "notebooks")))
 		if e.Go.SIMD() {
-			fmt.Fprintf(e.Stdout, "setup: cells, tests and builds use GOEXPERIMENT=%s (GoMLX's SIMD kernels)\n", e.Go.Experiment())
+			fmt.Fprintf(e.Stdout, "setup: cells, tests and builds use GOEXPERIMENT=%s (GoMLX's SIMD kernels)", e.Go.Experiment())
+			if d := e.Go.GODEBUG(); d != "" {
+				fmt.Fprintf(e.Stdout, " and run with GODEBUG=%s", d)
+			}
+			fmt.Fprintln(e.Stdout)
 		}
 	}
 	return nil
