@@ -258,8 +258,8 @@ func (r *Report) Timed(mode Mode) []string {
 
 // NotTimed says why a chart of mode lacks bars ("" when it lacks none): for each row of
 // [Report.Timed] and series without a time, the result's error ("fused in PyTorch (OpenBLAS):
-// not in PyTorch 1.13.0a0"), or, where the run made no result at all, that it was not timed in
-// this run (the reference-BLAS PyTorch times only --ref-impls).
+// not in PyTorch 1.13.0a0"), then, where the run made no result at all, "not timed in this run"
+// (the reference-BLAS PyTorch times only --ref-impls).
 func (r *Report) NotTimed(mode Mode) string {
 	var why []string
 	untimed := false
@@ -275,8 +275,11 @@ func (r *Report) NotTimed(mode Mode) string {
 			}
 		}
 	}
-	if untimed {
+	switch {
+	case untimed && len(why) > 0:
 		why = append(why, "the others were not timed in this run")
+	case untimed:
+		why = append(why, "not timed in this run")
 	}
 	return strings.Join(why, "; ")
 }

@@ -148,7 +148,7 @@ func TestTimedAndNotTimed(t *testing.T) {
 		note    string
 	}{
 		{Forward, "[chapter fast]", "[15 NaN]", "fast in PyTorch (OpenBLAS): not here"},
-		{Backward, "[chapter]", "[35]", "the others were not timed in this run"},
+		{Backward, "[chapter]", "[35]", "not timed in this run"},
 	} {
 		if got := fmt.Sprint(r.Timed(c.mode)); got != c.rows {
 			t.Errorf("Timed(%s) = %s, want %s", c.mode, got, c.rows)
@@ -159,6 +159,15 @@ func TestTimedAndNotTimed(t *testing.T) {
 		if got := r.NotTimed(c.mode); got != c.note {
 			t.Errorf("NotTimed(%s) = %q, want %q", c.mode, got, c.note)
 		}
+	}
+	r.Results = append(r.Results, &Result{Impl: "fast", Framework: "go", Backend: "go", Mode: Backward, RunsMS: []float64{20}})
+	r.Finish()
+	if got, want := r.NotTimed(Backward), "not timed in this run"; got != want {
+		t.Errorf("NotTimed(backward) with fast timed by Go only = %q, want %q", got, want)
+	}
+	r.Results = append(r.Results, &Result{Impl: "fast", Framework: "pytorch", Backend: "openblas", Mode: Backward, Error: "failed: boom"})
+	if got, want := r.NotTimed(Backward), "fast in PyTorch (OpenBLAS): failed: boom; the others were not timed in this run"; got != want {
+		t.Errorf("NotTimed(backward) = %q, want %q", got, want)
 	}
 	if got := (&Report{}).NotTimed(Forward); got != "" {
 		t.Errorf("NotTimed of an empty report = %q", got)
