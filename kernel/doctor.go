@@ -281,11 +281,13 @@ func simdCheck(ctx context.Context, e *env, py *python) check {
 		return c
 	}
 	if dir, err := userSpecDir(py); err == nil {
-		if s := readSpec(dir); s != nil && s.Env["GOEXPERIMENT"] != e.Go.Experiment() {
+		switch s := readSpec(dir); {
+		case s == nil:
+		case s.Env["GOEXPERIMENT"] != e.Go.Experiment():
 			c.Value = fmt.Sprintf("the kernel spec builds cells with GOEXPERIMENT=%q, want %q; %s", s.Env["GOEXPERIMENT"], e.Go.Experiment(), this)
 			c.Problem = "cells miss GoMLX's SIMD kernels: go run ./kernel setup"
 			return c
-		} else if s != nil && s.Env["GODEBUG"] != e.Go.GODEBUG() {
+		case s.Env["GODEBUG"] != e.Go.GODEBUG():
 			c.Value = fmt.Sprintf("the kernel spec runs cells with GODEBUG=%q, want %q; %s", s.Env["GODEBUG"], e.Go.GODEBUG(), this)
 			c.Problem = "cells' math.Exp may run 100x slower after the SIMD kernels: go run ./kernel setup"
 			return c

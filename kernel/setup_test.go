@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -112,7 +113,11 @@ func TestGODEBUG(t *testing.T) {
 				got = append(got, kv)
 			}
 		}
-		if want := []string{"GODEBUG=" + tc.want}; tc.want != "" && strings.Join(got, " ") != want[0] || tc.want == "" && len(got) != 0 {
+		var want []string
+		if tc.want != "" {
+			want = []string{"GODEBUG=" + tc.want}
+		}
+		if !slices.Equal(got, want) {
 			t.Errorf("%s GODEBUG=%q: Environ() has %q, want GODEBUG=%q", tc.arch, tc.user, got, tc.want)
 		}
 	}

@@ -15,13 +15,14 @@ const (
 )
 
 // ExpGODEBUG is the GODEBUG setting attnbook's programs run with wherever they have the SIMD
-// kernels (notebook cells, through the kernel spec, in the Docker image too; `kernel test`;
-// `kernel bench`): it turns off math.Exp's FMA path. compute v0.1.6's AVX-512/AVX2 matrix kernels return without VZEROUPPER,
-// and math.Exp's FMA path mixes VEX-encoded FMAs with SSE instructions; on the Intel Xeon this
-// project was measured on, math.Exp on a thread that had run a kernel then took 920 ns instead of
-// 7 ns (GoMLX's attention layer, whose softmax calls math.Exp per score: 22.6 s → 1.2 s forward at
-// b=2 T=1024 d=768 h=12). Without FMA, math.Exp takes 7–9 ns in either state. Go reads GODEBUG's
-// cpu options once, at start-up: the setting has to be in the environment a program starts with.
+// kernels (notebook cells through the kernel spec, in the Docker image too; `kernel test`;
+// `kernel bench`): it turns off math.Exp's FMA path. compute v0.1.6's AVX-512/AVX2 matrix kernels
+// return without VZEROUPPER, and math.Exp's FMA path mixes VEX-encoded FMAs with SSE
+// instructions; on the Intel Xeon this project was measured on, math.Exp on a thread that had run
+// a kernel then took 850–920 ns instead of 7 (GoMLX's attention layer, whose softmax calls
+// math.Exp per score: about 23 s → 1.2 s forward at b=2 T=1024 d=768 h=12). Without FMA,
+// math.Exp takes 7–10 ns in either state. Go reads GODEBUG's cpu options once, at start-up: the
+// setting has to be in the environment a program starts with.
 const ExpGODEBUG = "cpu.fma=off"
 
 // WithExpGODEBUG is the GODEBUG value godebug (a program's current one, may be "") with
