@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/attnbook/attnbook/pkg/backend"
 	"github.com/attnbook/attnbook/pkg/benchdata"
 	"github.com/attnbook/attnbook/pkg/torchrand"
 	"github.com/gomlx/compute"
@@ -47,9 +49,8 @@ func (p *matmulProgram) time() (d time.Duration, err error) {
 }
 
 // RunMatmul is `bench --mode matmul`: one float32 `[n, n]` × `[n, n]` product for each n of
-// o.Matmul, on every GoMLX backend, on GoMLX's pure-Go backend built without GOEXPERIMENT=simd
-// (a child `go run ./kernel bench` with GOEXPERIMENT=nosimd, run first, when this binary has the
-// experiment and o.NoSIMD is set), and on each PyTorch build, interleaved. Each gets -reps timed
+// o.Matmul, on every GoMLX backend, on the variants of GoMLX's pure-Go backend of
+// matmulChildren (child processes, run first), and on each PyTorch build, interleaved. Each gets -reps timed
 // runs (default 5) after one warm-up run.
 func RunMatmul(o Options, progress io.Writer) (*benchdata.Report, error) {
 	start := time.Now()
@@ -64,22 +65,22 @@ func RunMatmul(o Options, progress io.Writer) (*benchdata.Report, error) {
 	for _, g := range gos {
 		rep.Series = append(rep.Series, g.series)
 	}
-	if o.NoSIMD && hasSIMD() {
-		s := benchdata.Series{Framework: "go", Backend: "go-nosimd", Name: "GoMLX go (no SIMD)"}
-		fmt.Fprintf(progress, "bench: timing %s in a child process (GOEXPERIMENT=nosimd go run ./kernel bench …)\n", s.Name)
-		child, err := matmulChild(o, reps, progress)
+	for _, c := range matmulChildren(o.Compute, o.NoSIMD) {
+		s := benchdata.Series{Framework: "go", Backend: c.backend, Name: c.name}
+		fmt.Fprintf(progress, "bench: timing %s in a child process (%s go run ./kernel bench …)\n", s.Name, strings.Join(c.env, " "))
+		child, err := matmulChild(o, reps, c.env, progress)
 		if err != nil {
-			failures = append(failures, "no-SIMD child: "+err.Error())
-		} else {
-			rep.Series = append(rep.Series, s)
-			for _, res := range child.Results {
-				if res.Key() == "go/go" {
-					res.Backend = s.Backend
-					rep.Results = append(rep.Results, res)
-				}
-			}
-			rep.Notes = append(rep.Notes, s.Name+" was timed by a child process built with GOEXPERIMENT=nosimd, just before the other columns")
+			failures = append(failures, s.Name+" child: "+err.Error())
+			continue
 		}
+		rep.Series = append(rep.Series, s)
+		for _, res := range child.Results {
+			if res.Key() == "go/go" {
+				res.Backend = s.Backend
+				rep.Results = append(rep.Results, res)
+			}
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s was timed by a child process run with %s, just before the other columns", s.Name, strings.Join(c.env, " ")))
 	}
 	torches := startTorches(o, rep, progress)
 	defer func() {
@@ -155,9 +156,30 @@ func RunMatmul(o Options, progress io.Writer) (*benchdata.Report, error) {
 	return rep, nil
 }
 
-// matmulChild runs the matmul bench on the pure-Go backend in `go run ./kernel bench` built
-// with GOEXPERIMENT=nosimd and returns its report.
-func matmulChild(o Options, reps int, progress io.Writer) (*benchdata.Report, error) {
+// matmulVariant is a GoMLX configuration the matmul bench times in a child process.
+type matmulVariant struct {
+	backend, name string
+	env           []string // added to the child's environment
+}
+
+// matmulChildren are the variants timed beside this binary's pure-Go backend: (with compute)
+// compute's own kernels when this one has attnbook's sgemm in, and (with nosimd, when this binary has the
+// SIMD kernels) a GoMLX built without GOEXPERIMENT=simd and without sgemm: plain GoMLX.
+func matmulChildren(compute, nosimd bool) []matmulVariant {
+	var out []matmulVariant
+	if on, _ := backend.Sgemm(); on && compute {
+		name := "GoMLX go (" + simdLabel(hasSIMD()) + ", compute's kernels)"
+		out = append(out, matmulVariant{"go-compute", name, []string{backend.MatmulEnv + "=off"}})
+	}
+	if nosimd && hasSIMD() {
+		out = append(out, matmulVariant{"go-nosimd", "GoMLX go (no SIMD)", []string{"GOEXPERIMENT=nosimd", backend.MatmulEnv + "=off"}})
+	}
+	return out
+}
+
+// matmulChild runs the matmul bench on the pure-Go backend in `go run ./kernel bench` with env
+// added to its environment and returns its report.
+func matmulChild(o Options, reps int, env []string, progress io.Writer) (*benchdata.Report, error) {
 	dir, err := os.MkdirTemp("", "bench-nosimd-")
 	if err != nil {
 		return nil, err
@@ -167,15 +189,15 @@ func matmulChild(o Options, reps int, progress io.Writer) (*benchdata.Report, er
 	for _, n := range o.Matmul {
 		sizes = append(sizes, strconv.Itoa(n))
 	}
-	args := []string{"run", "./kernel", "bench", "--mode", "matmul", "--backends", "go", "--python", "off", "--nosimd=false",
+	args := []string{"run", "./kernel", "bench", "--mode", "matmul", "--backends", "go", "--python", "off", "--nosimd=false", "--compute-kernels=false",
 		"--matmul-sizes", strings.Join(sizes, ","), "--reps", strconv.Itoa(reps), "-o", dir}
 	cmd := exec.Command("go", args...)
 	cmd.Dir = o.Root
-	cmd.Env = append(os.Environ(), "GOEXPERIMENT=nosimd")
+	cmd.Env = append(os.Environ(), env...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, progress
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("GOEXPERIMENT=nosimd go %s: %w\n%s", strings.Join(args, " "), err, out.String())
+		return nil, fmt.Errorf("%s go %s: %w\n%s", strings.Join(env, " "), strings.Join(args, " "), err, out.String())
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	if err != nil {
@@ -185,7 +207,7 @@ func matmulChild(o Options, reps int, progress io.Writer) (*benchdata.Report, er
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, err
 	}
-	if r.Versions.GoExperiment != "" && strings.Contains(","+r.Versions.GoExperiment+",", ",simd,") {
+	if slices.Contains(env, "GOEXPERIMENT=nosimd") && strings.Contains(","+r.Versions.GoExperiment+",", ",simd,") {
 		return nil, errors.New("the child was built with GOEXPERIMENT=simd all the same")
 	}
 	return &r, nil

@@ -162,6 +162,7 @@ func newBackend(config string) (b compute.Backend, err error) {
 	name, opts, _ := strings.Cut(config, ":")
 	unlimited := false
 	if name == "go" {
+		installSgemm()
 		var kept []string
 		for _, o := range strings.Split(opts, ",") {
 			if o == "parallelism=-1" {

@@ -51,7 +51,14 @@ func WithExpGODEBUG(godebug string) string {
 // package off, AVX-512 when the CPU has it and $GOMLX_SIMD_AVX512 allows it, AVX2 likewise.
 // on is true when at least one SIMD kernel set is in use. It does not say which backend runs:
 // with XLA the kernels are compiled in but unused (see [Chosen]).
-func SIMD() (on bool, detail string) { return simdStatus() }
+//
+// The detail ends with [Sgemm]'s clause: large float32 products may run on attnbook's own
+// AVX-512 kernel, with or without compute's SIMD kernels.
+func SIMD() (on bool, detail string) {
+	on, detail = simdStatus()
+	_, sgemmDetail := Sgemm()
+	return on, detail + "; " + sgemmDetail
+}
 
 // readEnvBool is envutil.ReadBool with the value also reported when it is malformed (gobackend
 // panics at start-up on such a value; SIMD is only reached if it did not, so this is for tests).

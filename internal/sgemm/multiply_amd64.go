@@ -1,0 +1,163 @@
+package sgemm
+
+import (
+	"sync"
+
+	"golang.org/x/sys/cpu"
+)
+
+// Available reports whether [Multiply] can run here: an amd64 CPU with AVX-512F that the
+// operating system lets use its ZMM registers.
+func Available() bool { return cpu.X86.HasAVX512F }
+
+//go:noescape
+func kernel12x32(k int, a, b, c *float32, ldc int, accumulate bool)
+
+// buffers is one worker's packing space.
+type buffers struct {
+	a    [mc * kc]float32 // a block of the left operand: mc/mr slivers of [kc][mr]
+	b    []float32        // a panel of the right operand: slivers of [kc][nr]
+	edge [mr * nr]float32 // an output tile that overhangs the matrix
+}
+
+var bufferPool = sync.Pool{New: func() any { return new(buffers) }}
+
+// parallel calls work for every batch item and part of its rows, spread over the workers in
+// equal shares: each item's rows are cut into workers/gcd(batch, workers) parts (multiples of mr
+// rows), so that the batch·parts pieces divide evenly among the workers. Each piece packs the
+// right operand itself.
+func parallel(batch, m, workers int, work func(b, rowStart, rowEnd int, scratch *buffers)) {
+	type item struct{ b, rowStart, rowEnd int }
+	gcd := func(a, b int) int {
+		for b != 0 {
+			a, b = b, a%b
+		}
+		return a
+	}
+	parts := min(workers/gcd(batch, workers), (m+mr-1)/mr)
+	rowsPerPart := ((m+parts-1)/parts + mr - 1) / mr * mr
+	var items []item
+	for b := range batch {
+		for r := 0; r < m; r += rowsPerPart {
+			items = append(items, item{b, r, min(r+rowsPerPart, m)})
+		}
+	}
+	workers = min(workers, len(items))
+	run := func(w int) {
+		scratch := bufferPool.Get().(*buffers)
+		defer bufferPool.Put(scratch)
+		for i := w; i < len(items); i += workers {
+			work(items[i].b, items[i].rowStart, items[i].rowEnd, scratch)
+		}
+	}
+	if workers == 1 {
+		run(0)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Go(func() { run(w) })
+	}
+	run(0)
+	wg.Wait()
+}
+
+// multiplyRows computes rows [rowStart, rowEnd) of out = lhs · rhs for one matrix.
+func multiplyRows(lhs, rhs []float32, rhsTransposed bool, m, n, k, rowStart, rowEnd int, out []float32, s *buffers) {
+	for j0 := 0; j0 < n; j0 += nc {
+		ncb := min(nc, n-j0)
+		panelCols := (ncb + nr - 1) / nr * nr
+		if cap(s.b) < kc*panelCols {
+			s.b = make([]float32, kc*min(nc, (n+nr-1)/nr*nr))
+		}
+		for p0 := 0; p0 < k; p0 += kc {
+			kcb := min(kc, k-p0)
+			packB(s.b, rhs, rhsTransposed, n, k, j0, ncb, p0, kcb)
+			for i0 := rowStart; i0 < rowEnd; i0 += mc {
+				mcb := min(mc, rowEnd-i0)
+				packA(s.a[:], lhs, k, i0, mcb, p0, kcb)
+				accumulate := p0 > 0
+				for jr := 0; jr < ncb; jr += nr {
+					bSliver := &s.b[jr*kcb]
+					cols := min(nr, ncb-jr)
+					for ir := 0; ir < mcb; ir += mr {
+						aSliver := &s.a[ir*kcb]
+						rows := min(mr, mcb-ir)
+						c := (i0+ir)*n + j0 + jr
+						if rows == mr && cols == nr {
+							kernel12x32(kcb, aSliver, bSliver, &out[c], n, accumulate)
+							continue
+						}
+						kernel12x32(kcb, aSliver, bSliver, &s.edge[0], nr, false)
+						for r := range rows {
+							dst := out[c+r*n : c+r*n+cols]
+							src := s.edge[r*nr : r*nr+cols]
+							if accumulate {
+								for j, v := range src {
+									dst[j] += v
+								}
+							} else {
+								copy(dst, src)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// packA copies lhs[i0:i0+mcb, p0:p0+kcb] ([m, k] row-major) into dst as slivers of mr rows,
+// each [kcb][mr], rows past mcb zero.
+func packA(dst, lhs []float32, k, i0, mcb, p0, kcb int) {
+	var zeros [kc]float32
+	for ir := 0; ir < mcb; ir += mr {
+		var rows [mr][]float32
+		for r := range rows {
+			rows[r] = zeros[:kcb]
+			if i := i0 + ir + r; ir+r < mcb {
+				rows[r] = lhs[i*k+p0 : i*k+p0+kcb]
+			}
+		}
+		sliver := dst[ir*kcb : ir*kcb+kcb*mr]
+		for p := range kcb {
+			d := sliver[p*mr : p*mr+mr : p*mr+mr]
+			d[0], d[1], d[2], d[3] = rows[0][p], rows[1][p], rows[2][p], rows[3][p]
+			d[4], d[5], d[6], d[7] = rows[4][p], rows[5][p], rows[6][p], rows[7][p]
+			d[8], d[9], d[10], d[11] = rows[8][p], rows[9][p], rows[10][p], rows[11][p]
+		}
+	}
+}
+
+// packB copies columns [j0, j0+ncb) and rows [p0, p0+kcb) of the right operand ([k, n], or
+// [n, k] when transposed) into dst as slivers of nr columns, each [kcb][nr], columns past ncb zero.
+func packB(dst, rhs []float32, transposed bool, n, k, j0, ncb, p0, kcb int) {
+	var zeros [kc]float32
+	for jr := 0; jr < ncb; jr += nr {
+		sliver := dst[jr*kcb : jr*kcb+kcb*nr]
+		cols := min(nr, ncb-jr)
+		if !transposed {
+			for p := range kcb {
+				row := sliver[p*nr : p*nr+nr]
+				start := (p0+p)*n + j0 + jr
+				copy(row, rhs[start:start+cols])
+				clear(row[cols:])
+			}
+			continue
+		}
+		var rows [nr][]float32
+		for c := range rows {
+			rows[c] = zeros[:kcb]
+			if c < cols {
+				start := (j0+jr+c)*k + p0
+				rows[c] = rhs[start : start+kcb]
+			}
+		}
+		for p := range kcb {
+			d := sliver[p*nr : p*nr+nr : p*nr+nr]
+			for c := range d {
+				d[c] = rows[c][p]
+			}
+		}
+	}
+}

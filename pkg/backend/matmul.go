@@ -1,0 +1,38 @@
+package backend
+
+import (
+	"os"
+	"strings"
+)
+
+// MatmulEnv switches attnbook's AVX-512 float32 matrix kernel (internal/sgemm) out of the
+// pure-Go backend when set to "off" (or "0", "false"): compute's own kernels then run every
+// product, as in plain GoMLX. Read when the first "go" backend is made.
+const MatmulEnv = "ATTNBOOK_SGEMM"
+
+// sgemmMinFMAs is the smallest product (batch·m·n·k multiply-adds) handed to internal/sgemm;
+// below it compute's kernels are as fast (measured: BenchmarkDotShapes in this package).
+const sgemmMinFMAs = 1 << 18
+
+// matmulSwitchedOff reports whether $ATTNBOOK_SGEMM asks for compute's kernels only.
+func matmulSwitchedOff() bool {
+	switch strings.ToLower(strings.TrimSpace(os.Getenv(MatmulEnv))) {
+	case "off", "0", "false", "no":
+		return true
+	}
+	return false
+}
+
+// sgemmOff starts sgemmState when the kernel is not in.
+const sgemmOff = "attnbook's AVX-512 kernel (internal/sgemm) off: "
+
+// Sgemm reports whether the pure-Go backend runs large float32 matrix products on attnbook's
+// AVX-512 kernel (internal/sgemm) in this program, in one clause for `kernel doctor`, notebook 00
+// and the benchmark: e.g. "float32 products of 262144 multiply-adds or more on attnbook's AVX-512
+// kernel (…)" or "attnbook's AVX-512 kernel (internal/sgemm) off: the CPU has no AVX-512".
+// The kernel is put in when the first "go" backend is made (or by this call): on amd64 CPUs
+// with AVX-512, unless $ATTNBOOK_SGEMM is "off"; it needs no GOEXPERIMENT.
+func Sgemm() (on bool, detail string) {
+	installSgemm()
+	return !strings.HasPrefix(sgemmState, sgemmOff), sgemmState
+}

@@ -1,0 +1,1 @@
+// Empty: lets matmul_amd64.go declare findDotRegistration without a body (go:linkname).

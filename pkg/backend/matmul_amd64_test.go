@@ -1,0 +1,65 @@
+package backend
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/attnbook/attnbook/internal/sgemm"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+)
+
+// TestSgemmInstalled runs float32 products through the pure-Go backend and checks that the large
+// ones went to internal/sgemm, in both of compute's layouts, with the right numbers.
+func TestSgemmInstalled(t *testing.T) {
+	if !sgemm.Available() {
+		t.Skip("no AVX-512: compute's kernels run every product here")
+	}
+	b, err := New("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Finalize()
+	if on, detail := Sgemm(); !on {
+		t.Fatalf("sgemm not installed: %s", detail)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	const m, k, n = 70, 130, 90 // 819000 multiply-adds: above sgemmMinFMAs
+	x := make([]float32, m*k)
+	y := make([]float32, k*n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	for i := range y {
+		y[i] = float32(rng.NormFloat64())
+	}
+	for _, c := range []struct {
+		name   string
+		layout int
+		fn     func(a, b *graph.Node) *graph.Node
+		rhs    []int
+	}{
+		{"x·y", layoutNonTransposed, graph.MatMul, []int{k, n}},
+		{"x·yᵀ", layoutTransposed, func(a, b *graph.Node) *graph.Node {
+			return graph.Einsum("mk,nk->mn", a, graph.Transpose(b, 0, 1))
+		}, []int{k, n}},
+	} {
+		before := sgemmUsed[c.layout].Load()
+		got := graph.MustExecOnce(b, c.fn, tensors.FromFlatDataAndDimensions(x, m, k), tensors.FromFlatDataAndDimensions(y, c.rhs...)).Value().([][]float32)
+		if sgemmUsed[c.layout].Load() == before {
+			t.Errorf("%s: the product did not reach sgemm (layout %d)", c.name, c.layout)
+		}
+		for i := range m {
+			for j := range n {
+				var want float64
+				for p := range k {
+					want += float64(x[i*k+p]) * float64(y[p*n+j])
+				}
+				if math.Abs(float64(got[i][j])-want) > 1e-4 {
+					t.Fatalf("%s: [%d][%d] = %g, want %g", c.name, i, j, got[i][j], want)
+				}
+			}
+		}
+	}
+}
