@@ -17,8 +17,8 @@ import (
 // (internal/gobackend/dot: FindRegisteredImplementation returns a *ImplementationRegistration
 // whose implFn field holds a DotGeneralExecFn[float32, float32]); it has no public way to add
 // one. installSgemm looks both float32 entries up through a linkname, checks the function's
-// signature by reflection, keeps compute's function and puts sgemmDot in its place: products of
-// at least sgemmMinFMAs multiply-adds go to sgemm, smaller ones to compute's function.
+// signature by reflection, keeps compute's function and puts sgemmDot in its place: the products
+// useSgemm accepts go to sgemm, the others to compute's function.
 
 // dotRegistration mirrors compute v0.1.6's dot.ImplementationRegistration.
 type dotRegistration struct {
@@ -75,7 +75,7 @@ func installSgemm() {
 			replacement := dotFunc(sgemmDot)
 			iface[1] = *(*unsafe.Pointer)(unsafe.Pointer(&replacement))
 		}
-		sgemmState = fmt.Sprintf("float32 products of %d multiply-adds or more on attnbook's AVX-512 kernel (internal/sgemm; smaller ones on compute's %q)", sgemmMinFMAs, regs[0].name)
+		sgemmState = fmt.Sprintf("float32 products of %d multiply-adds or more (at least 8 rows, 16 columns) on attnbook's AVX-512 kernel (internal/sgemm), smaller ones on compute's %q", sgemmMinFMAs, regs[0].name)
 	})
 }
 
@@ -102,7 +102,7 @@ func checkDotRegistration(reg *dotRegistration) error {
 
 // sgemmDot is the float32 DotGeneral the pure-Go backend calls once installSgemm has run.
 func sgemmDot(backend unsafe.Pointer, layout int, lhs, rhs []float32, batch, m, n, k int, output []float32) {
-	if batch*m*n*k >= sgemmMinFMAs && (layout == layoutNonTransposed || layout == layoutTransposed) {
+	if useSgemm(batch, m, n, k) && (layout == layoutNonTransposed || layout == layoutTransposed) {
 		sgemm.Multiply(lhs, rhs, layout == layoutTransposed, batch, m, n, k, output, runtime.GOMAXPROCS(0))
 		sgemmUsed[layout].Add(1)
 		return

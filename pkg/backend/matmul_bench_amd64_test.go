@@ -46,6 +46,11 @@ func BenchmarkDotShapes(b *testing.B) {
 		{"small/64cubed", 1, 64, 64, 64, false},
 		{"small/32x64x128", 1, 32, 64, 128, true},
 		{"small/heads", 16, 16, 16, 64, true},
+		{"tiny/32cubed", 1, 32, 32, 32, false},
+		{"tiny/heads", 4, 32, 32, 16, true},
+		{"tiny/row", 1, 1, 512, 64, true},
+		{"gen/row", 1, 1, 768, 768, true},
+		{"gen/rows", 1, 8, 768, 768, false},
 	} {
 		lhs := make([]float32, s.batch*s.m*s.k)
 		rhs := make([]float32, s.batch*s.n*s.k)
