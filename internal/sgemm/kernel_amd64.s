@@ -1,17 +1,33 @@
 #include "textflag.h"
 
-// func kernel12x32(k int, a, b, c *float32, ldc int, accumulate bool)
+// func kernel12x32(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
 //
-// c[i][j] (+)= Σ_p a[p*12+i] · b[p*32+j] for i < 12, j < 32: a is a packed 12-row sliver of the
-// left operand ([k][12]), b a packed 32-column sliver of the right one ([k][32]), c the output
-// tile with a row stride of ldc floats. 24 ZMM accumulators, A broadcast from memory. k ≥ 1.
-TEXT ·kernel12x32(SB), NOSPLIT, $0-41
+// c[i][j] (+)= Σ_p a[i*lda+p] · b[p*32+j] for i < 12, j < 32: a is 12 rows of the left operand
+// (row stride lda floats, read in place), b a packed 32-column sliver of the right one ([k][32]),
+// c the output tile with a row stride of ldc floats. 24 ZMM accumulators, A broadcast from
+// memory. k ≥ 1.
+TEXT ·kernel12x32(SB), NOSPLIT, $0-49
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
-	MOVQ b+16(FP), BX
-	MOVQ c+24(FP), DX
-	MOVQ ldc+32(FP), R8
+	MOVQ lda+16(FP), R11
+	MOVQ b+24(FP), BX
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), R8
 	SHLQ $2, R8
+	SHLQ $2, R11             // lda in bytes
+	LEAQ (R11)(R11*2), R12   // 3·lda
+	LEAQ (AX)(R11*4), SI     // row 4
+	LEAQ (SI)(R11*4), DI     // row 8
+
+	// Fetch the output tile while the loop runs: it is read (accumulate) or written at the end.
+	MOVQ DX, R9
+	MOVQ $12, R10
+prefetch:
+	PREFETCHT0 (R9)
+	PREFETCHT0 64(R9)
+	ADDQ R8, R9
+	DECQ R10
+	JNZ  prefetch
 
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
@@ -41,49 +57,50 @@ TEXT ·kernel12x32(SB), NOSPLIT, $0-41
 loop:
 	VMOVUPS (BX), Z24
 	VMOVUPS 64(BX), Z25
-	PREFETCHT0 512(BX)
 	VBROADCASTSS (AX), Z26
-	VBROADCASTSS 4(AX), Z27
-	VBROADCASTSS 8(AX), Z28
+	VBROADCASTSS (AX)(R11*1), Z27
+	VBROADCASTSS (AX)(R11*2), Z28
 	VFMADD231PS Z24, Z26, Z0
 	VFMADD231PS Z25, Z26, Z1
-	VBROADCASTSS 12(AX), Z29
+	VBROADCASTSS (AX)(R12*1), Z29
 	VFMADD231PS Z24, Z27, Z2
 	VFMADD231PS Z25, Z27, Z3
-	VBROADCASTSS 16(AX), Z30
+	VBROADCASTSS (SI), Z30
 	VFMADD231PS Z24, Z28, Z4
 	VFMADD231PS Z25, Z28, Z5
-	VBROADCASTSS 20(AX), Z31
+	VBROADCASTSS (SI)(R11*1), Z31
 	VFMADD231PS Z24, Z29, Z6
 	VFMADD231PS Z25, Z29, Z7
-	VBROADCASTSS 24(AX), Z26
+	VBROADCASTSS (SI)(R11*2), Z26
 	VFMADD231PS Z24, Z30, Z8
 	VFMADD231PS Z25, Z30, Z9
-	VBROADCASTSS 28(AX), Z27
+	VBROADCASTSS (SI)(R12*1), Z27
 	VFMADD231PS Z24, Z31, Z10
 	VFMADD231PS Z25, Z31, Z11
-	VBROADCASTSS 32(AX), Z28
+	VBROADCASTSS (DI), Z28
 	VFMADD231PS Z24, Z26, Z12
 	VFMADD231PS Z25, Z26, Z13
-	VBROADCASTSS 36(AX), Z29
+	VBROADCASTSS (DI)(R11*1), Z29
 	VFMADD231PS Z24, Z27, Z14
 	VFMADD231PS Z25, Z27, Z15
-	VBROADCASTSS 40(AX), Z30
+	VBROADCASTSS (DI)(R11*2), Z30
 	VFMADD231PS Z24, Z28, Z16
 	VFMADD231PS Z25, Z28, Z17
-	VBROADCASTSS 44(AX), Z31
+	VBROADCASTSS (DI)(R12*1), Z31
 	VFMADD231PS Z24, Z29, Z18
 	VFMADD231PS Z25, Z29, Z19
 	VFMADD231PS Z24, Z30, Z20
 	VFMADD231PS Z25, Z30, Z21
 	VFMADD231PS Z24, Z31, Z22
 	VFMADD231PS Z25, Z31, Z23
-	ADDQ $48, AX
+	ADDQ $4, AX
+	ADDQ $4, SI
+	ADDQ $4, DI
 	ADDQ $128, BX
 	DECQ CX
 	JNZ  loop
 
-	CMPB accumulate+40(FP), $0
+	CMPB accumulate+48(FP), $0
 	JEQ  store
 
 #define ADDROW(lo, hi) \

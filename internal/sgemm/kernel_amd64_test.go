@@ -12,7 +12,7 @@ func BenchmarkKernelInCache(b *testing.B) {
 	c := make([]float32, mr*nr)
 	for b.Loop() {
 		for range 100 {
-			kernel12x32(kc, &a[0], &bb[0], &c[0], nr, true)
+			kernel12x32(kc, &a[0], kc, &bb[0], &c[0], nr, true)
 		}
 	}
 	b.ReportMetric(2*float64(mr*nr*kc)*100*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")

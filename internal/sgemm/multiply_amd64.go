@@ -11,13 +11,13 @@ import (
 func Available() bool { return cpu.X86.HasAVX512F }
 
 //go:noescape
-func kernel12x32(k int, a, b, c *float32, ldc int, accumulate bool)
+func kernel12x32(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
 
 // buffers is one worker's packing space.
 type buffers struct {
-	a    [mc * kc]float32 // a block of the left operand: mc/mr slivers of [kc][mr]
-	b    []float32        // a panel of the right operand: slivers of [kc][nr]
-	edge [mr * nr]float32 // an output tile that overhangs the matrix
+	b     []float32        // a panel of the right operand: slivers of [kc][nr]
+	edgeA [mr * kc]float32 // the last rows of the left operand when fewer than mr, zero-padded
+	edgeC [mr * nr]float32 // an output tile that overhangs the matrix
 }
 
 var bufferPool = sync.Pool{New: func() any { return new(buffers) }}
@@ -75,23 +75,25 @@ func multiplyRows(lhs, rhs []float32, rhsTransposed bool, m, n, k, rowStart, row
 			packB(s.b, rhs, rhsTransposed, n, k, j0, ncb, p0, kcb)
 			for i0 := rowStart; i0 < rowEnd; i0 += mc {
 				mcb := min(mc, rowEnd-i0)
-				packA(s.a[:], lhs, k, i0, mcb, p0, kcb)
 				accumulate := p0 > 0
 				for jr := 0; jr < ncb; jr += nr {
 					bSliver := &s.b[jr*kcb]
 					cols := min(nr, ncb-jr)
 					for ir := 0; ir < mcb; ir += mr {
-						aSliver := &s.a[ir*kcb]
 						rows := min(mr, mcb-ir)
+						a, lda := &lhs[(i0+ir)*k+p0], k
+						if rows < mr {
+							a, lda = s.padRows(lhs, k, i0+ir, rows, p0, kcb), kcb
+						}
 						c := (i0+ir)*n + j0 + jr
 						if rows == mr && cols == nr {
-							kernel12x32(kcb, aSliver, bSliver, &out[c], n, accumulate)
+							kernel12x32(kcb, a, lda, bSliver, &out[c], n, accumulate)
 							continue
 						}
-						kernel12x32(kcb, aSliver, bSliver, &s.edge[0], nr, false)
+						kernel12x32(kcb, a, lda, bSliver, &s.edgeC[0], nr, false)
 						for r := range rows {
 							dst := out[c+r*n : c+r*n+cols]
-							src := s.edge[r*nr : r*nr+cols]
+							src := s.edgeC[r*nr : r*nr+cols]
 							if accumulate {
 								for j, v := range src {
 									dst[j] += v
@@ -107,26 +109,18 @@ func multiplyRows(lhs, rhs []float32, rhsTransposed bool, m, n, k, rowStart, row
 	}
 }
 
-// packA copies lhs[i0:i0+mcb, p0:p0+kcb] ([m, k] row-major) into dst as slivers of mr rows,
-// each [kcb][mr], rows past mcb zero.
-func packA(dst, lhs []float32, k, i0, mcb, p0, kcb int) {
-	var zeros [kc]float32
-	for ir := 0; ir < mcb; ir += mr {
-		var rows [mr][]float32
-		for r := range rows {
-			rows[r] = zeros[:kcb]
-			if i := i0 + ir + r; ir+r < mcb {
-				rows[r] = lhs[i*k+p0 : i*k+p0+kcb]
-			}
-		}
-		sliver := dst[ir*kcb : ir*kcb+kcb*mr]
-		for p := range kcb {
-			d := sliver[p*mr : p*mr+mr : p*mr+mr]
-			d[0], d[1], d[2], d[3] = rows[0][p], rows[1][p], rows[2][p], rows[3][p]
-			d[4], d[5], d[6], d[7] = rows[4][p], rows[5][p], rows[6][p], rows[7][p]
-			d[8], d[9], d[10], d[11] = rows[8][p], rows[9][p], rows[10][p], rows[11][p]
+// padRows copies rows [i, i+rows) and columns [p0, p0+kcb) of lhs ([m, k]) into s.edgeA as
+// [mr, kcb] with the missing rows zero, for the kernel, which reads mr rows.
+func (s *buffers) padRows(lhs []float32, k, i, rows, p0, kcb int) *float32 {
+	for r := range mr {
+		dst := s.edgeA[r*kcb : (r+1)*kcb]
+		if r < rows {
+			copy(dst, lhs[(i+r)*k+p0:(i+r)*k+p0+kcb])
+		} else {
+			clear(dst)
 		}
 	}
+	return &s.edgeA[0]
 }
 
 // packB copies columns [j0, j0+ncb) and rows [p0, p0+kcb) of the right operand ([k, n], or

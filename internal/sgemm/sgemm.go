@@ -1,22 +1,25 @@
 // Package sgemm multiplies float32 matrices with an AVX-512 kernel written in Go assembly, for
 // GoMLX's pure-Go backend (see pkg/backend's matrix-product hook).
 //
-// It is the classic blocked algorithm (Goto and van de Geijn; BLIS's five loops): the right
-// operand is packed in panels of kc rows × 32 columns, the left one in blocks of 12 rows × kc,
-// and a 12×32 micro-kernel keeps its output tile in 24 of the 32 ZMM registers while it walks the
-// contracting axis, broadcasting the left operand from memory. On CPUs without AVX-512
-// [Available] is false and [Multiply] panics: callers keep their own kernels there.
+// It is the classic blocked algorithm (Goto and van de Geijn; BLIS's five loops), with the left
+// operand read in place: the right operand is packed in slivers of kc rows × 32 columns, and a
+// 12×32 micro-kernel keeps its output tile in 24 of the 32 ZMM registers while it walks the
+// contracting axis, broadcasting 12 rows of the left operand from memory (packing those as well
+// cost more than it saved at attention's shapes, where the right operand has 32 to 128 columns:
+// BenchmarkDotShapes in pkg/backend). On CPUs without AVX-512 [Available] is false and
+// [Multiply] panics: callers keep their own kernels there.
 package sgemm
 
 import "fmt"
 
-// Blocking, in float32 elements. A kc × 32 panel of the right operand (32 KiB) stays in L1 while
-// the micro-kernel runs over a block of mc × kc of the left one (144 KiB, in L2).
+// Blocking, in float32 elements. A kc × 32 sliver of the right operand (32 KiB) stays in L1 while
+// the micro-kernel runs down mc rows × kc of the left one (144 KiB, in L2); nc columns of the
+// right operand are packed at a time.
 const (
 	mr = 12  // micro-kernel rows
 	nr = 32  // micro-kernel columns: two ZMM registers
 	kc = 256 // contracting-axis block
-	mc = 144 // left-operand rows per packed block, a multiple of mr
+	mc = 144 // left-operand rows per block, a multiple of mr
 	nc = 2048
 )
 
