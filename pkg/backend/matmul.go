@@ -11,15 +11,15 @@ import (
 const MatmulEnv = "ATTNBOOK_SGEMM"
 
 // sgemmMinFMAs is the smallest product (batch·m·n·k multiply-adds) handed to internal/sgemm;
-// below it compute's kernels are as fast or faster (BenchmarkDotShapes in this package: at 32³
-// compute takes 2.0 µs, sgemm 2.7; at 64³ 7.3 against 5.5).
+// below it compute's kernels are as fast or faster (BenchmarkDotShapes in this package, on a
+// 2-core Zen 5: 32³ takes 1.8 µs on compute's, 1.9 on sgemm; 64³ 10.8 against 5.3).
 const sgemmMinFMAs = 1 << 18
 
 // useSgemm is the rule for a float32 product [batch, m, k]·[batch, k, n]: large enough, and not
-// so thin that sgemm's 12×32 tiles would be mostly padding (one row, 768×768: compute 3.1 µs,
-// sgemm 27 µs; eight rows: equal).
+// so thin that sgemm's 12×32 tiles would be mostly padding (one row of 768×768: compute's kernel
+// 43 µs, sgemm 340; eight rows: 122 against 145).
 func useSgemm(batch, m, n, k int) bool {
-	return batch*m*n*k >= sgemmMinFMAs && m >= 8 && n >= 16
+	return batch*m*n*k >= sgemmMinFMAs && m >= 12 && n >= 16
 }
 
 // matmulSwitchedOff reports whether $ATTNBOOK_SGEMM asks for compute's kernels only.

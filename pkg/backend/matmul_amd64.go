@@ -75,7 +75,7 @@ func installSgemm() {
 			replacement := dotFunc(sgemmDot)
 			iface[1] = *(*unsafe.Pointer)(unsafe.Pointer(&replacement))
 		}
-		sgemmState = fmt.Sprintf("float32 products of %d multiply-adds or more (at least 8 rows, 16 columns) on attnbook's AVX-512 kernel (internal/sgemm), smaller ones on compute's %q", sgemmMinFMAs, regs[0].name)
+		sgemmState = fmt.Sprintf("float32 products of %d multiply-adds or more (at least 12 rows, 16 columns) on attnbook's AVX-512 kernel (internal/sgemm), smaller ones on compute's %q", sgemmMinFMAs, regs[0].name)
 	})
 }
 

@@ -11,7 +11,8 @@ func TestUseSgemm(t *testing.T) {
 		{1, 32, 32, 32, false},     // too small
 		{96, 1024, 1024, 64, true}, // the chapter's scores at the full size
 		{1, 1, 768, 768, false},    // one row: mostly padding
-		{1, 8, 768, 768, true},     // eight rows
+		{1, 8, 768, 768, false},    // eight rows
+		{1, 12, 768, 768, true},    // twelve: one full tile
 		{1, 768, 8, 768, false},    // eight columns
 		{48, 64, 64, 32, true},     // notebook 10's scores
 		{16, 16, 16, 63, false},    // just under 2^18
