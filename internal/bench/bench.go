@@ -302,6 +302,12 @@ func backendLabel(cfg string) string {
 	return cfg
 }
 
+// settle is the pause before every timed run. After each call OpenBLAS's threads spin for 2^28
+// cycles (OpenBLAS's THREAD_TIMEOUT; 60–100 ms here) before they sleep, and Go's idle threads spin
+// briefly too: a program timed right after another shared the two cores with them (GoMLX's
+// 2048³ product measured 234 GFLOP/s right after PyTorch+OpenBLAS's, 344 without PyTorch running).
+const settle = 200 * time.Millisecond
+
 func simdLabel(simd bool) string {
 	if simd {
 		return "SIMD"
@@ -501,6 +507,7 @@ func Run(o Options, progress io.Writer) (*benchdata.Report, error) {
 			bar.step()
 			timed := round >= j.warmup
 			bar.show(fmt.Sprintf("round %d: %s %s %s", round+1, j.key, j.impl, j.mode.Label()))
+			time.Sleep(settle)
 			d, err := j.run(x)
 			if err != nil {
 				j.failed, j.res.Error = true, oneLine(err.Error(), 300)

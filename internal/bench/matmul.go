@@ -129,6 +129,7 @@ func RunMatmul(o Options, progress io.Writer) (*benchdata.Report, error) {
 			bar.show(fmt.Sprintf("round %d: %s %s³", round, j.res.Key(), j.res.Impl))
 			var d time.Duration
 			var err error
+			time.Sleep(settle)
 			if j.torch != nil {
 				var sec float64
 				sec, err = j.torch.matmul(j.n)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -19,6 +20,27 @@ import (
 // one. installSgemm looks both float32 entries up through a linkname, checks the function's
 // signature by reflection, keeps compute's function and puts sgemmDot in its place: the products
 // useSgemm accepts go to sgemm, the others to compute's function.
+
+// hookedCompute is the compute version whose internals this file mirrors: attnbook's go.mod
+// requires it (TestHookedComputeIsRequired), and a program that links another one (a module
+// that imports attnbook and upgrades compute) leaves sgemm out.
+const hookedCompute = "v0.1.6"
+
+// computeVersion is the github.com/gomlx/compute version this program was built with ("" when
+// the build records no dependencies, as in test binaries: go.mod's requirement holds there).
+func computeVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/gomlx/compute" {
+				if d.Replace != nil {
+					return d.Replace.Version
+				}
+				return d.Version
+			}
+		}
+	}
+	return ""
+}
 
 // dotRegistration mirrors compute v0.1.6's dot.ImplementationRegistration.
 type dotRegistration struct {
@@ -58,6 +80,9 @@ func installSgemm() {
 			return
 		case matmulSwitchedOff():
 			sgemmState = sgemmOff + "$" + MatmulEnv + " switches it off"
+			return
+		case computeVersion() != "" && computeVersion() != hookedCompute:
+			sgemmState = sgemmOff + "this program links github.com/gomlx/compute " + computeVersion() + ", the hook knows " + hookedCompute
 			return
 		}
 		var regs [2]*dotRegistration

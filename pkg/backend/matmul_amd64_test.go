@@ -3,6 +3,8 @@ package backend
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/attnbook/attnbook/internal/sgemm"
@@ -61,5 +63,17 @@ func TestSgemmInstalled(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestHookedComputeIsRequired keeps the hook and go.mod together: moving to another compute
+// version means checking its dot registry against matmul_amd64.go's mirrors first.
+func TestHookedComputeIsRequired(t *testing.T) {
+	gomod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "github.com/gomlx/compute " + hookedCompute; !strings.Contains(string(gomod), want) {
+		t.Errorf("go.mod does not require %q: check compute's internal/gobackend/dot registry against matmul_amd64.go, then update hookedCompute", want)
 	}
 }
