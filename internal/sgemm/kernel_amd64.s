@@ -145,3 +145,114 @@ store:
 	STOREROW(Z22, Z23)
 	VZEROUPPER
 	RET
+
+// func kernel6x16(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
+//
+// The AVX2 twin of kernel12x32 for CPUs without AVX-512: c[i][j] (+)= Σ_p a[i*lda+p] · b[p*16+j]
+// for i < 6, j < 16, with 12 YMM accumulators (the 16 YMM registers: 12 + 2 for b + 2 for the
+// broadcasts). k ≥ 1.
+TEXT ·kernel6x16(SB), NOSPLIT, $0-49
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ lda+16(FP), R11
+	MOVQ b+24(FP), BX
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), R8
+	SHLQ $2, R8
+	SHLQ $2, R11             // lda in bytes
+	LEAQ (R11)(R11*2), R12   // 3·lda
+	LEAQ (AX)(R11*4), SI     // row 4
+
+	MOVQ DX, R9
+	MOVQ $6, R10
+prefetch6:
+	PREFETCHT0 (R9)
+	PREFETCHT0 60(R9)
+	ADDQ R8, R9
+	DECQ R10
+	JNZ  prefetch6
+
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+loop6:
+	VMOVUPS (BX), Y12
+	VMOVUPS 32(BX), Y13
+	VBROADCASTSS (AX), Y14
+	VBROADCASTSS (AX)(R11*1), Y15
+	VFMADD231PS Y12, Y14, Y0
+	VFMADD231PS Y13, Y14, Y1
+	VBROADCASTSS (AX)(R11*2), Y14
+	VFMADD231PS Y12, Y15, Y2
+	VFMADD231PS Y13, Y15, Y3
+	VBROADCASTSS (AX)(R12*1), Y15
+	VFMADD231PS Y12, Y14, Y4
+	VFMADD231PS Y13, Y14, Y5
+	VBROADCASTSS (SI), Y14
+	VFMADD231PS Y12, Y15, Y6
+	VFMADD231PS Y13, Y15, Y7
+	VBROADCASTSS (SI)(R11*1), Y15
+	VFMADD231PS Y12, Y14, Y8
+	VFMADD231PS Y13, Y14, Y9
+	VFMADD231PS Y12, Y15, Y10
+	VFMADD231PS Y13, Y15, Y11
+	ADDQ $4, AX
+	ADDQ $4, SI
+	ADDQ $64, BX
+	DECQ CX
+	JNZ  loop6
+
+	CMPB accumulate+48(FP), $0
+	JEQ  store6
+
+#define ADDROW6(lo, hi) \
+	VADDPS (DX), lo, lo \
+	VADDPS 32(DX), hi, hi \
+	VMOVUPS lo, (DX) \
+	VMOVUPS hi, 32(DX) \
+	ADDQ R8, DX
+
+	ADDROW6(Y0, Y1)
+	ADDROW6(Y2, Y3)
+	ADDROW6(Y4, Y5)
+	ADDROW6(Y6, Y7)
+	ADDROW6(Y8, Y9)
+	ADDROW6(Y10, Y11)
+	VZEROUPPER
+	RET
+
+#define STOREROW6(lo, hi) \
+	VMOVUPS lo, (DX) \
+	VMOVUPS hi, 32(DX) \
+	ADDQ R8, DX
+
+store6:
+	STOREROW6(Y0, Y1)
+	STOREROW6(Y2, Y3)
+	STOREROW6(Y4, Y5)
+	STOREROW6(Y6, Y7)
+	STOREROW6(Y8, Y9)
+	STOREROW6(Y10, Y11)
+	VZEROUPPER
+	RET
+
+// func cpuid(leaf, subleaf uint32) (eax, ebx, ecx, edx uint32)
+TEXT ·cpuid(SB), NOSPLIT, $0-24
+	MOVL leaf+0(FP), AX
+	MOVL subleaf+4(FP), CX
+	CPUID
+	MOVL AX, eax+8(FP)
+	MOVL BX, ebx+12(FP)
+	MOVL CX, ecx+16(FP)
+	MOVL DX, edx+20(FP)
+	RET

@@ -5,9 +5,12 @@ package sgemm
 // Available reports whether [Multiply] can run here: never on this architecture.
 func Available() bool { return false }
 
-type buffers struct{}
+// Kernel names the micro-kernel [Multiply] uses here: none on this architecture.
+func Kernel() string { return "" }
 
-func parallel(batch, m, workers int, work func(b, rowStart, rowEnd int, scratch *buffers)) {}
+type kernel struct{}
 
-func multiplyRows(lhs, rhs []float32, rhsTransposed bool, m, n, k, rowStart, rowEnd int, out []float32, s *buffers) {
+var best *kernel
+
+func (kern *kernel) multiply(lhs, rhs []float32, rhsTransposed bool, batch, m, n, k int, out []float32, workers int) {
 }

@@ -35,14 +35,22 @@ func random(n int, rng *rand.Rand) []float32 {
 	return x
 }
 
+// multiplyFunc is Multiply's signature: the public function, or one kernel's path in tests.
+type multiplyFunc func(lhs, rhs []float32, rhsTransposed bool, batch, m, n, k int, out []float32, workers int)
+
 func TestMultiply(t *testing.T) {
 	if !Available() {
-		t.Skip("sgemm: no AVX-512 on this CPU; the pure-Go backend keeps its own kernels here")
+		t.Skip("sgemm: no AVX-512 or AVX2+FMA on this CPU; the pure-Go backend keeps its own kernels here")
 	}
+	checkMultiply(t, Multiply)
+}
+
+// checkMultiply runs mul on odd shapes, both layouts and 1 to 3 workers against a float64 loop.
+func checkMultiply(t *testing.T, mul multiplyFunc) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, c := range []struct{ batch, m, n, k int }{
 		{1, 12, 32, 1}, {1, 1, 1, 1}, {1, 13, 33, 7}, {2, 37, 70, 300}, {3, 144, 64, 64},
-		{1, 300, 2100, 520}, {5, 11, 31, 257}, {1, 290, 40, 1000}, {4, 128, 128, 64},
+		{1, 300, 2100, 520}, {5, 11, 31, 257}, {1, 290, 40, 1000}, {4, 128, 128, 64}, {1, 6, 16, 3},
 	} {
 		for _, transposed := range []bool{false, true} {
 			for _, workers := range []int{1, 2, 3} {
@@ -50,7 +58,7 @@ func TestMultiply(t *testing.T) {
 				lhs := random(c.batch*c.m*c.k, rng)
 				rhs := random(c.batch*c.n*c.k, rng)
 				out := random(c.batch*c.m*c.n, rng) // overwritten
-				Multiply(lhs, rhs, transposed, c.batch, c.m, c.n, c.k, out, workers)
+				mul(lhs, rhs, transposed, c.batch, c.m, c.n, c.k, out, workers)
 				for b := range c.batch {
 					want := naive(lhs[b*c.m*c.k:], rhs[b*c.n*c.k:], transposed, c.m, c.n, c.k)
 					for i, w := range want {
@@ -94,16 +102,19 @@ func TestMultiplyShortSlice(t *testing.T) {
 
 func BenchmarkMultiply(b *testing.B) {
 	if !Available() {
-		b.Skip("sgemm: no AVX-512 on this CPU")
+		b.Skip("sgemm: no AVX-512 or AVX2+FMA on this CPU")
 	}
 	for _, n := range []int{1024, 2048} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(1, 2))
-			lhs, rhs, out := random(n*n, rng), random(n*n, rng), make([]float32, n*n)
-			for b.Loop() {
-				Multiply(lhs, rhs, false, 1, n, n, n, out, runtime.GOMAXPROCS(0))
-			}
-			b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
+		b.Run(fmt.Sprint(n), func(b *testing.B) { benchMultiply(b, Multiply, n) })
 	}
+}
+
+// benchMultiply times mul on an [n, n]·[n, n] product with GOMAXPROCS workers.
+func benchMultiply(b *testing.B, mul multiplyFunc, n int) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	lhs, rhs, out := random(n*n, rng), random(n*n, rng), make([]float32, n*n)
+	for b.Loop() {
+		mul(lhs, rhs, false, 1, n, n, n, out, runtime.GOMAXPROCS(0))
+	}
+	b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// MatmulEnv switches attnbook's AVX-512 float32 matrix kernel (internal/sgemm) out of the
+// MatmulEnv switches attnbook's float32 matrix kernels (internal/sgemm, AVX-512 or AVX2) out of the
 // pure-Go backend when set to "off" (or "0", "false"): compute's own kernels then run every
 // product, as in plain GoMLX. Read when the first "go" backend is made.
 const MatmulEnv = "ATTNBOOK_SGEMM"
@@ -32,14 +32,15 @@ func matmulSwitchedOff() bool {
 }
 
 // sgemmOff starts sgemmState when the kernel is not in.
-const sgemmOff = "attnbook's AVX-512 kernel (internal/sgemm) off: "
+const sgemmOff = "attnbook's matrix kernels (internal/sgemm) off: "
 
 // Sgemm reports whether the pure-Go backend runs large float32 matrix products on attnbook's
-// AVX-512 kernel (internal/sgemm) in this program, in one clause for `kernel doctor`, notebook 00
-// and the benchmark: e.g. "float32 products of 262144 multiply-adds or more on attnbook's AVX-512
-// kernel (…)" (the products useSgemm accepts) or "attnbook's AVX-512 kernel (internal/sgemm) off: the CPU has no AVX-512".
+// kernels (internal/sgemm) in this program, in one clause for `kernel doctor`, notebook 00 and
+// the benchmark: e.g. "float32 products of 262144 multiply-adds or more (…) on attnbook's
+// AVX-512 (12×32 tiles) kernel (internal/sgemm), …" (the products useSgemm accepts) or
+// "attnbook's matrix kernels (internal/sgemm) off: the CPU has neither AVX-512 nor AVX2 with FMA".
 // The kernel is put in when the first "go" backend is made (or by this call): on amd64 CPUs
-// with AVX-512, unless $ATTNBOOK_SGEMM is "off"; it needs no GOEXPERIMENT.
+// with AVX-512 or AVX2+FMA, unless $ATTNBOOK_SGEMM is "off"; it needs no GOEXPERIMENT.
 func Sgemm() (on bool, detail string) {
 	installSgemm()
 	return !strings.HasPrefix(sgemmState, sgemmOff), sgemmState

@@ -70,13 +70,13 @@ var (
 )
 
 // installSgemm puts sgemmDot in front of compute's float32 DotGeneral, once per process, unless
-// the CPU lacks AVX-512 or $ATTNBOOK_SGEMM is off. It changes nothing when compute's registry
+// the CPU has no kernel for it or $ATTNBOOK_SGEMM is off. It changes nothing when compute's registry
 // does not look as expected (another compute version), and says so in sgemmState.
 func installSgemm() {
 	sgemmOnce.Do(func() {
 		switch {
 		case !sgemm.Available():
-			sgemmState = sgemmOff + "the CPU has no AVX-512"
+			sgemmState = sgemmOff + "the CPU has neither AVX-512 nor AVX2 with FMA (or $GOMLX_SIMD_AVX512/$GOMLX_SIMD_AVX2 switch them off)"
 			return
 		case matmulSwitchedOff():
 			sgemmState = sgemmOff + "$" + MatmulEnv + " switches it off"
@@ -100,7 +100,7 @@ func installSgemm() {
 			replacement := dotFunc(sgemmDot)
 			iface[1] = *(*unsafe.Pointer)(unsafe.Pointer(&replacement))
 		}
-		sgemmState = fmt.Sprintf("float32 products of %d multiply-adds or more (at least 12 rows, 16 columns) on attnbook's AVX-512 kernel (internal/sgemm), smaller ones on compute's %q", sgemmMinFMAs, regs[0].name)
+		sgemmState = fmt.Sprintf("float32 products of %d multiply-adds or more (at least 12 rows, 16 columns) on attnbook's %s kernel (internal/sgemm), smaller ones on compute's %q", sgemmMinFMAs, sgemm.Kernel(), regs[0].name)
 	})
 }
 

@@ -16,7 +16,7 @@ import (
 // ones went to internal/sgemm, in both of compute's layouts, with the right numbers.
 func TestSgemmInstalled(t *testing.T) {
 	if !sgemm.Available() {
-		t.Skip("no AVX-512: compute's kernels run every product here")
+		t.Skip("no AVX-512 or AVX2+FMA: compute's kernels run every product here")
 	}
 	b, err := New("go")
 	if err != nil {

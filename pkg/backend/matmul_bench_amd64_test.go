@@ -15,7 +15,7 @@ import (
 // (batch, m, n, k; T: right operand [batch, n, k]). sgemmMinFMAs comes from these numbers.
 func BenchmarkDotShapes(b *testing.B) {
 	if !sgemm.Available() {
-		b.Skip("no AVX-512")
+		b.Skip("no AVX-512 or AVX2+FMA")
 	}
 	be, err := New("go")
 	if err != nil {

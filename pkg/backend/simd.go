@@ -53,7 +53,7 @@ func WithExpGODEBUG(godebug string) string {
 // with XLA the kernels are compiled in but unused (see [Chosen]).
 //
 // The detail ends with [Sgemm]'s clause: large float32 products may run on attnbook's own
-// AVX-512 kernel, with or without compute's SIMD kernels.
+// kernels (AVX-512 or AVX2), with or without compute's SIMD kernels.
 func SIMD() (on bool, detail string) {
 	on, detail = simdStatus()
 	_, sgemmDetail := Sgemm()
