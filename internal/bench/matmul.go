@@ -181,7 +181,7 @@ func matmulChildren(compute, nosimd bool) []matmulVariant {
 // matmulChild runs the matmul bench on the pure-Go backend in `go run ./kernel bench` with env
 // added to its environment and returns its report.
 func matmulChild(o Options, reps int, env []string, progress io.Writer) (*benchdata.Report, error) {
-	dir, err := os.MkdirTemp("", "bench-nosimd-")
+	dir, err := os.MkdirTemp("", "bench-child-")
 	if err != nil {
 		return nil, err
 	}

@@ -135,14 +135,20 @@ func (kern *kernel) multiplyRows(lhs, rhs []float32, rhsTransposed bool, m, n, k
 			for i0 := rowStart; i0 < rowEnd; i0 += mc {
 				mcb := min(mc, rowEnd-i0)
 				accumulate := p0 > 0
+				// The block's last sliver, when it has fewer than mr rows, is read from a
+				// zero-padded copy made once for all the slivers of the right operand.
+				var edgeA *float32
+				if full := mcb / mr * mr; full < mcb {
+					edgeA = s.padRows(lhs, k, i0+full, mcb-full, mr, p0, kcb)
+				}
 				for jr := 0; jr < ncb; jr += nr {
 					bSliver := &s.b[jr*kcb]
 					cols := min(nr, ncb-jr)
 					for ir := 0; ir < mcb; ir += mr {
 						rows := min(mr, mcb-ir)
-						a, lda := &lhs[(i0+ir)*k+p0], k
-						if rows < mr {
-							a, lda = s.padRows(lhs, k, i0+ir, rows, mr, p0, kcb), kcb
+						a, lda := edgeA, kcb
+						if rows == mr {
+							a, lda = &lhs[(i0+ir)*k+p0], k
 						}
 						c := (i0+ir)*n + j0 + jr
 						if rows == mr && cols == nr {

@@ -8,34 +8,45 @@ import (
 	"testing"
 
 	"github.com/attnbook/attnbook/internal/sgemm"
+	"github.com/gomlx/compute"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 )
 
-// TestSgemmInstalled runs float32 products through the pure-Go backend and checks that the large
-// ones went to internal/sgemm, in both of compute's layouts, with the right numbers.
-func TestSgemmInstalled(t *testing.T) {
+// sgemmBackend is a "go" backend with internal/sgemm installed; it skips where the CPU has no
+// sgemm kernel.
+func sgemmBackend(tb testing.TB) compute.Backend {
+	tb.Helper()
 	if !sgemm.Available() {
-		t.Skip("no AVX-512 or AVX2+FMA: compute's kernels run every product here")
+		tb.Skip("no AVX-512 or AVX2+FMA: compute's kernels run every product here")
 	}
 	b, err := New("go")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer b.Finalize()
+	tb.Cleanup(b.Finalize)
 	if on, detail := Sgemm(); !on {
-		t.Fatalf("sgemm not installed: %s", detail)
+		tb.Fatalf("sgemm not installed: %s", detail)
 	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	const m, k, n = 70, 130, 90 // 819000 multiply-adds: above sgemmMinFMAs
-	x := make([]float32, m*k)
-	y := make([]float32, k*n)
+	return b
+}
+
+// randomFloats is n draws of N(0, 1).
+func randomFloats(n int, rng *rand.Rand) []float32 {
+	x := make([]float32, n)
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
 	}
-	for i := range y {
-		y[i] = float32(rng.NormFloat64())
-	}
+	return x
+}
+
+// TestSgemmInstalled runs float32 products through the pure-Go backend and checks that the large
+// ones went to internal/sgemm, in both of compute's layouts, with the right numbers.
+func TestSgemmInstalled(t *testing.T) {
+	b := sgemmBackend(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	const m, k, n = 70, 130, 90 // 819000 multiply-adds: above sgemmMinFMAs
+	x, y := randomFloats(m*k, rng), randomFloats(k*n, rng)
 	for _, c := range []struct {
 		name   string
 		layout int

@@ -14,17 +14,7 @@ import (
 // shapes attnbook's notebooks, benchmark and GPT use, called as the backend calls them
 // (batch, m, n, k; T: right operand [batch, n, k]). sgemmMinFMAs comes from these numbers.
 func BenchmarkDotShapes(b *testing.B) {
-	if !sgemm.Available() {
-		b.Skip("no AVX-512 or AVX2+FMA")
-	}
-	be, err := New("go")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer be.Finalize()
-	if computeDot[0] == nil {
-		b.Skipf("sgemm not installed: %s", sgemmState)
-	}
+	be := sgemmBackend(b)
 	backendPtr := (*[2]unsafe.Pointer)(unsafe.Pointer(&be))[1]
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, s := range []struct {
@@ -52,15 +42,8 @@ func BenchmarkDotShapes(b *testing.B) {
 		{"gen/row", 1, 1, 768, 768, true},
 		{"gen/rows", 1, 8, 768, 768, false},
 	} {
-		lhs := make([]float32, s.batch*s.m*s.k)
-		rhs := make([]float32, s.batch*s.n*s.k)
+		lhs, rhs := randomFloats(s.batch*s.m*s.k, rng), randomFloats(s.batch*s.n*s.k, rng)
 		out := make([]float32, s.batch*s.m*s.n)
-		for i := range lhs {
-			lhs[i] = float32(rng.NormFloat64())
-		}
-		for i := range rhs {
-			rhs[i] = float32(rng.NormFloat64())
-		}
 		layout := layoutNonTransposed
 		if s.transposed {
 			layout = layoutTransposed
