@@ -1,14 +1,16 @@
 module github.com/attnbook/attnbook
 
-go 1.26.5
+go 1.27
+
+toolchain go1.27.3
 
 require (
 	github.com/chromedp/chromedp v0.14.1
-	github.com/gomlx/compute v0.1.6
-	github.com/gomlx/go-xla v0.4.5
-	github.com/gomlx/gomlx v0.28.8
+	github.com/gomlx/compute v0.1.14
+	github.com/gomlx/go-xla v0.4.13
+	github.com/gomlx/gomlx v0.28.16
 	github.com/janpfeifer/gonb v0.11.5
-	github.com/x448/float16 v0.8.4
+	golang.org/x/sys v0.48.0
 )
 
 require (
@@ -56,10 +58,9 @@ require (
 	go.lsp.dev/uri v0.3.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.27.0 // indirect
-	golang.org/x/exp v0.0.0-20260410095643-746e56fc9e2f // indirect
-	golang.org/x/mod v0.35.0 // indirect
-	golang.org/x/sync v0.20.0 // indirect
-	golang.org/x/sys v0.43.0 // indirect
+	golang.org/x/exp v0.0.0-20260908205506-85c1c2202aba // indirect
+	golang.org/x/mod v0.41.0 // indirect
+	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/term v0.40.0 // indirect
 	golang.org/x/text v0.35.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -104,12 +105,31 @@ func (g goEnv) GODEBUG() string {
 	return backend.WithExpGODEBUG(os.Getenv("GODEBUG"))
 }
 
-// Environ is os.Environ() with GOEXPERIMENT set to Experiment() and GODEBUG to GODEBUG(): the
-// environment of every go command a kernel subcommand runs (go test passes it on to the tests).
+// Toolchain is the GOTOOLCHAIN value go commands get: the release this command's go runs (e.g.
+// "go1.27.3", which GOTOOLCHAIN=auto picked from go.mod's toolchain line, or the user's export),
+// so that every go command the kernel starts, and every notebook cell, builds with the same Go
+// even where the machine's go is set to GOTOOLCHAIN=local. "" (leave it as it is) for a devel or
+// otherwise unnamed toolchain.
+func (g goEnv) Toolchain() string {
+	if !releaseVersion.MatchString(g.GOVERSION) {
+		return ""
+	}
+	return g.GOVERSION
+}
+
+var releaseVersion = regexp.MustCompile(`^go1\.\d+(\.\d+)?$`)
+
+// Environ is os.Environ() with GOEXPERIMENT set to Experiment(), GODEBUG to GODEBUG() and
+// GOTOOLCHAIN to Toolchain(): the environment of every go command a kernel subcommand runs (go
+// test passes it on to the tests).
 func (g goEnv) Environ() []string {
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, "GOEXPERIMENT=") || strings.HasPrefix(kv, "GODEBUG=")
+		return strings.HasPrefix(kv, "GOEXPERIMENT=") || strings.HasPrefix(kv, "GODEBUG=") ||
+			(g.Toolchain() != "" && strings.HasPrefix(kv, "GOTOOLCHAIN="))
 	})
+	if t := g.Toolchain(); t != "" {
+		env = append(env, "GOTOOLCHAIN="+t)
+	}
 	if x := g.Experiment(); x != "" {
 		env = append(env, "GOEXPERIMENT="+x)
 	}

@@ -49,6 +49,10 @@ type specOptions struct {
 	// GODEBUG is the GODEBUG cells run with (with the SIMD kernels: backend.ExpGODEBUG, math.Exp
 	// without FMA); "" leaves it unset.
 	GODEBUG string
+	// Toolchain is the GOTOOLCHAIN cells build with: the Go release setup ran with (go.mod's
+	// toolchain line, e.g. "go1.27.3"), so a go command set to GOTOOLCHAIN=local elsewhere on the
+	// machine never refuses go.mod's go line; "" leaves it unset.
+	Toolchain string
 	// ByFolder starts GoNB through bin/attnbook-kernel, which serves the checkout the notebook's
 	// folder is in (Root only for notebooks outside any checkout). The user's spec does; the
 	// private spec of `kernel run` serves Root only.
@@ -59,7 +63,7 @@ type specOptions struct {
 // specDir.
 func (e *env) specOptions(specDir, root string) specOptions {
 	return specOptions{Root: root, SpecDir: specDir, GoRoot: e.Go.GOROOT, ToolDir: e.Go.ToolDir(),
-		NoXLA: wantNoXLA(), Experiment: e.Go.Experiment(), GODEBUG: e.Go.GODEBUG()}
+		NoXLA: wantNoXLA(), Experiment: e.Go.Experiment(), GODEBUG: e.Go.GODEBUG(), Toolchain: e.Go.Toolchain()}
 }
 
 // cellBuildEnv is how every notebook cell builds, in the kernel spec's environment and in what
@@ -132,6 +136,9 @@ func newKernelSpec(o specOptions) kernelSpec {
 	}
 	if o.GODEBUG != "" {
 		env["GODEBUG"] = o.GODEBUG
+	}
+	if o.Toolchain != "" {
+		env["GOTOOLCHAIN"] = o.Toolchain
 	}
 	return kernelSpec{
 		Argv:          argv,

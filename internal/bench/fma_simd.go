@@ -66,7 +66,7 @@ func fmaLoop16(n int, x float32) float32 {
 	}
 	s := a0.Add(a1).Add(a2).Add(a3).Add(a4).Add(a5).Add(a6).Add(a7).Add(a8).Add(a9).Add(a10).Add(a11)
 	var out [16]float32
-	s.Store(&out)
+	s.StoreArray(&out)
 	return out[0]
 }
 
@@ -86,6 +86,6 @@ func fmaLoop8(n int, x float32) float32 {
 	}
 	s := a0.Add(a1).Add(a2).Add(a3).Add(a4).Add(a5).Add(a6).Add(a7).Add(a8).Add(a9).Add(a10).Add(a11)
 	var out [8]float32
-	s.Store(&out)
+	s.StoreArray(&out)
 	return out[0]
 }

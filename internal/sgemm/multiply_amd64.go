@@ -36,11 +36,11 @@ var (
 	avx512 = &kernel{"AVX-512 (12×32 tiles)", 12, 32, kernel12x32}
 	avx2   = &kernel{"AVX2 (6×16 tiles)", 6, 16, kernel6x16}
 	// best is the kernel this CPU runs: AVX-512F (with the OS's ZMM support), else AVX2 + FMA.
-	// $GOMLX_SIMD_AVX512 and $GOMLX_SIMD_AVX2 switch each off, as they do GoMLX's own kernels
+	// $GOMLX_GO_SIMD_AVX512 and $GOMLX_GO_SIMD_AVX2 switch each off, as they do GoMLX's own kernels
 	// (a malformed value is GoMLX's to report: compute's gobackend stops the program on it).
 	best = func() *kernel {
-		avx512On, _ := envutil.ReadBool(envutil.SIMD_AVX512_Env, true)
-		avx2On, _ := envutil.ReadBool(envutil.SIMD_AVX2_Env, true)
+		avx512On, _ := envutil.ReadBool(envutil.GoBackendSIMD_AVX512, true)
+		avx2On, _ := envutil.ReadBool(envutil.GoBackendSIMD_AVX2, true)
 		switch {
 		case cpu.X86.HasAVX512F && avx512On:
 			return avx512

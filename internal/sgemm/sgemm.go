@@ -7,7 +7,7 @@
 // broadcasting mr rows of the left operand from memory (packing those as well cost more than it
 // saved at attention's shapes, where the right operand has 32 to 128 columns: BenchmarkDotShapes
 // in pkg/backend). With AVX-512 the tile is 12×32 (24 of the 32 ZMM registers), with AVX2 and FMA
-// 6×16 (12 of the 16 YMM registers); $GOMLX_SIMD_AVX512=false and $GOMLX_SIMD_AVX2=false switch
+// 6×16 (12 of the 16 YMM registers); $GOMLX_GO_SIMD_AVX512=false and $GOMLX_GO_SIMD_AVX2=false switch
 // them off as they switch off GoMLX's own. On other CPUs [Available] is false and [Multiply]
 // panics: callers keep their own kernels there.
 package sgemm

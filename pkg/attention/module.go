@@ -62,9 +62,26 @@ type graphKey struct {
 // graphCache is a least-recently-used cache of compiled forward passes: GoMLX's Exec keeps at
 // most 32 input shapes per Exec and then fails ("maximum cache size of 32 reached"), so the
 // module keeps one Exec per input shape itself and releases the least recently used one.
+//
+// Evaluation graphs hold the weights they were compiled with (see backend.Weights): the cache
+// belongs to one set of weights, and forgets every graph when they change.
 type graphCache struct {
-	execs map[graphKey]*list.Element // of *graphEntry
-	order list.List                  // most recently used first
+	execs   map[graphKey]*list.Element // of *graphEntry
+	order   list.List                  // most recently used first
+	weights backend.Weights            // the values the graphs were compiled with
+}
+
+// forWeights empties the cache unless its graphs were compiled with w.
+func (c *graphCache) forWeights(w backend.Weights) {
+	if c.weights.Same(w) {
+		return
+	}
+	for el := c.order.Front(); el != nil; el = el.Next() {
+		el.Value.(*graphEntry).exec.Finalize()
+	}
+	c.order.Init()
+	clear(c.execs)
+	c.weights = w
 }
 
 type graphEntry struct {
@@ -358,6 +375,7 @@ func (m *Module) call(variant int, check func(dims [][]int), data ...*tensors.Te
 		return nil, err
 	}
 	key := graphKey{record: m.record, variant: variant, dims: fmt.Sprint(dims)}
+	m.graphs.forWeights(backend.WeightsOf(m.store))
 	exec := m.graphs.get(key)
 	if exec == nil {
 		record := m.record

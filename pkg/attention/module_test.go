@@ -161,6 +161,9 @@ func TestTrainWithAutodiff(t *testing.T) {
 		return ReduceAllMean(Square(Sub(m.Apply(scope, x), target)))
 	}
 	step, err := model.NewExec(testBackend(t), m.Store(), func(scope *model.Scope, x, target *Node) *Node {
+		// A graph that updates variables is a training graph: GoMLX keeps its variables as
+		// parameters (in other graphs the pure-Go backend bakes their values in as constants).
+		scope.SetTraining(x.Graph(), true)
 		l := loss(scope, x, target)
 		var vars []*model.Variable
 		for v := range scope.IterVariables() {

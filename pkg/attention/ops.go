@@ -3,6 +3,8 @@ package attention
 import (
 	"math"
 
+	"github.com/attnbook/attnbook/pkg/backend"
+
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
 	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
@@ -77,7 +79,7 @@ func NaiveSoftmax(scores *Node) *Node {
 	if scores.Rank() < 1 {
 		argPanic("NaiveSoftmax", "scores", "shape %s: rank must be >= 1", scores.Shape())
 	}
-	e := Exp(scores)
+	e := backend.Exp(scores)
 	return Div(e, ReduceAndKeep(e, ReduceSum, -1)) // [..., T]
 }
 
@@ -107,7 +109,7 @@ func StableSoftmax(scores *Node) *Node {
 		return fusedSoftmax(scores)
 	}
 	rowMax := StopGradient(ReduceAndKeep(scores, ReduceMax, -1)) // [..., 1]
-	e := Exp(Sub(scores, rowMax))                                // [..., T]
+	e := backend.Exp(Sub(scores, rowMax))                        // [..., T]
 	inv := Reciprocal(ReduceAndKeep(e, ReduceSum, -1))           // [..., 1]
 	return Mul(e, inv)                                           // [..., T]
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/gomlx/compute/dtypes"
 )
 
-// This file puts internal/sgemm behind the pure-Go backend's float32 DotGeneral. compute v0.1.6
+// This file puts internal/sgemm behind the pure-Go backend's float32 DotGeneral. compute v0.1.14
 // keeps its DotGeneral kernels in a registry of an internal package
 // (internal/gobackend/dot: FindRegisteredImplementation returns a *ImplementationRegistration
 // whose implFn field holds a DotGeneralExecFn[float32, float32]); it has no public way to add
@@ -24,7 +24,7 @@ import (
 // hookedCompute is the compute version whose internals this file mirrors: attnbook's go.mod
 // requires it (TestHookedComputeIsRequired), and a program that links another one (a module
 // that imports attnbook and upgrades compute) leaves sgemm out.
-const hookedCompute = "v0.1.6"
+const hookedCompute = "v0.1.14"
 
 // computeVersion is the github.com/gomlx/compute version this program was built with ("" when
 // the build records no dependencies, as in test binaries: go.mod's requirement holds there).
@@ -42,7 +42,7 @@ func computeVersion() string {
 	return ""
 }
 
-// dotRegistration mirrors compute v0.1.6's dot.ImplementationRegistration.
+// dotRegistration mirrors compute v0.1.14's dot.ImplementationRegistration.
 type dotRegistration struct {
 	name     string
 	implFn   any
@@ -53,8 +53,9 @@ type dotRegistration struct {
 func findDotRegistration(layout int, inputDType, outputDType dtypes.DType) *dotRegistration
 
 // dotFunc mirrors dot.DotGeneralExecFn[float32, float32]: backend is a *gobackend.Backend;
-// lhs [batch, m, k], rhs [batch, k, n] (layout 0) or [batch, n, k] (layout 1), output [batch, m, n].
-type dotFunc func(backend unsafe.Pointer, layout int, lhs, rhs []float32, batch, m, n, k int, output []float32)
+// lhs [batch, m, k], rhs [batch, k, n] (layout 0) or [batch, n, k] (layout 1), output [batch, m, n];
+// nodeData is the product's *dot.NodeData (compute may cache packed operands in it; nil is accepted).
+type dotFunc func(backend unsafe.Pointer, layout int, lhs, rhs []float32, batch, m, n, k int, output []float32, nodeData unsafe.Pointer)
 
 // compute's dot layouts (dot.LayoutNonTransposed, dot.LayoutTransposed).
 const (
@@ -76,7 +77,7 @@ func installSgemm() {
 	sgemmOnce.Do(func() {
 		switch {
 		case !sgemm.Available():
-			sgemmState = sgemmOff + "the CPU has neither AVX-512 nor AVX2 with FMA (or $GOMLX_SIMD_AVX512/$GOMLX_SIMD_AVX2 switch them off)"
+			sgemmState = sgemmOff + "the CPU has neither AVX-512 nor AVX2 with FMA (or $GOMLX_GO_SIMD_AVX512/$GOMLX_GO_SIMD_AVX2 switch them off)"
 			return
 		case matmulSwitchedOff():
 			sgemmState = sgemmOff + "$" + MatmulEnv + " switches it off"
@@ -89,7 +90,7 @@ func installSgemm() {
 		for layout := range regs {
 			reg := findDotRegistration(layout, dtypes.Float32, dtypes.Float32)
 			if err := checkDotRegistration(reg); err != nil {
-				sgemmState = fmt.Sprintf(sgemmOff+"compute's float32 DotGeneral (layout %d) is not the v0.1.6 one this hook knows: %v", layout, err)
+				sgemmState = fmt.Sprintf(sgemmOff+"compute's float32 DotGeneral (layout %d) is not the %s one this hook knows: %v", layout, hookedCompute, err)
 				return
 			}
 			regs[layout] = reg
@@ -112,10 +113,10 @@ func checkDotRegistration(reg *dotRegistration) error {
 	}
 	t := reflect.TypeOf(reg.implFn)
 	f32 := reflect.TypeOf([]float32(nil))
-	if t == nil || t.Kind() != reflect.Func || t.NumIn() != 9 || t.NumOut() != 0 {
+	if t == nil || t.Kind() != reflect.Func || t.NumIn() != 10 || t.NumOut() != 0 {
 		return fmt.Errorf("implFn is %v", t)
 	}
-	want := []reflect.Kind{reflect.Pointer, reflect.Int, reflect.Slice, reflect.Slice, reflect.Int, reflect.Int, reflect.Int, reflect.Int, reflect.Slice}
+	want := []reflect.Kind{reflect.Pointer, reflect.Int, reflect.Slice, reflect.Slice, reflect.Int, reflect.Int, reflect.Int, reflect.Int, reflect.Slice, reflect.Pointer}
 	for i, kind := range want {
 		in := t.In(i)
 		if in.Kind() != kind || (kind == reflect.Slice && in != f32) {
@@ -126,11 +127,11 @@ func checkDotRegistration(reg *dotRegistration) error {
 }
 
 // sgemmDot is the float32 DotGeneral the pure-Go backend calls once installSgemm has run.
-func sgemmDot(backend unsafe.Pointer, layout int, lhs, rhs []float32, batch, m, n, k int, output []float32) {
+func sgemmDot(backend unsafe.Pointer, layout int, lhs, rhs []float32, batch, m, n, k int, output []float32, nodeData unsafe.Pointer) {
 	if useSgemm(batch, m, n, k) && (layout == layoutNonTransposed || layout == layoutTransposed) {
 		sgemm.Multiply(lhs, rhs, layout == layoutTransposed, batch, m, n, k, output, runtime.GOMAXPROCS(0))
 		sgemmUsed[layout].Add(1)
 		return
 	}
-	computeDot[layout](backend, layout, lhs, rhs, batch, m, n, k, output)
+	computeDot[layout](backend, layout, lhs, rhs, batch, m, n, k, output, nodeData)
 }

@@ -54,7 +54,7 @@ func BenchmarkDotShapes(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("%s/compute", s.name), func(b *testing.B) {
 			for b.Loop() {
-				computeDot[layout](backendPtr, layout, lhs, rhs, s.batch, s.m, s.n, s.k, out)
+				computeDot[layout](backendPtr, layout, lhs, rhs, s.batch, s.m, s.n, s.k, out, nil)
 			}
 			report(b)
 		})

@@ -9,9 +9,9 @@ import (
 // Environment variables with which compute's gobackend switches its SIMD matrix products off
 // (each "false", "0", "off", …; unset means on), read once when the program starts.
 const (
-	matmulEnv = "GOMLX_DOT_MATMUL"      // its matmul package (internal/gobackend/dot/matmul.EnabledEnv)
-	avx512Env = envutil.SIMD_AVX512_Env // "GOMLX_SIMD_AVX512": the AVX-512 kernels
-	avx2Env   = envutil.SIMD_AVX2_Env   // "GOMLX_SIMD_AVX2": the AVX2 kernels
+	matmulEnv = envutil.GoBackendDotMatmul   // "GOMLX_GO_DOT_MATMUL": its matmul package (internal/gobackend/dot/matmul.EnabledEnv)
+	avx512Env = envutil.GoBackendSIMD_AVX512 // "GOMLX_GO_SIMD_AVX512": the AVX-512 kernels
+	avx2Env   = envutil.GoBackendSIMD_AVX2   // "GOMLX_GO_SIMD_AVX2": the AVX2 kernels
 )
 
 // ExpGODEBUG is the GODEBUG setting attnbook's programs run with wherever they have the SIMD
@@ -47,8 +47,8 @@ func WithExpGODEBUG(godebug string) string {
 //
 // It mirrors exactly how compute's gobackend (v0.1.x, internal/gobackend/dot/matmul) decides:
 // the kernels exist only in binaries built for amd64 with GOEXPERIMENT=simd (build constraint
-// `amd64 && goexperiment.simd`); they are registered at start-up when $GOMLX_DOT_MATMUL does not switch the
-// package off, AVX-512 when the CPU has it and $GOMLX_SIMD_AVX512 allows it, AVX2 likewise.
+// `amd64 && goexperiment.simd`); they are registered at start-up when $GOMLX_GO_DOT_MATMUL does not switch the
+// package off, AVX-512 when the CPU has it and $GOMLX_GO_SIMD_AVX512 allows it, AVX2 likewise.
 // on is true when at least one SIMD kernel set is in use. It does not say which backend runs:
 // with XLA the kernels are compiled in but unused (see [Chosen]).
 //

@@ -23,13 +23,13 @@ func TestSIMDDecide(t *testing.T) {
 		{"AVX-512 CPU", nil, true, true, true, "AVX-512 matmul kernels"},
 		{"AVX2 CPU", nil, false, true, true, "AVX2 matmul kernels (built with GOEXPERIMENT=simd on amd64; the CPU has no AVX-512; math.Exp without FMA: GODEBUG=cpu.fma=off)"},
 		{"old CPU", nil, false, false, false, "neither AVX2 nor AVX-512"},
-		{"AVX-512 off by env", map[string]string{"GOMLX_SIMD_AVX512": "false"}, true, true, true, "GOMLX_SIMD_AVX512 switches AVX-512 off"},
-		{"both off by env", map[string]string{"GOMLX_SIMD_AVX512": "0", "GOMLX_SIMD_AVX2": "off"}, true, true, false, "switch the kernels this CPU has off"},
-		{"matmul off", map[string]string{"GOMLX_DOT_MATMUL": "no"}, true, true, false, "GOMLX_DOT_MATMUL"},
-		{"AVX2 off, AVX-512 CPU", map[string]string{"GOMLX_SIMD_AVX2": "false"}, true, true, true, "AVX-512"},
+		{"AVX-512 off by env", map[string]string{"GOMLX_GO_SIMD_AVX512": "false"}, true, true, true, "GOMLX_GO_SIMD_AVX512 switches AVX-512 off"},
+		{"both off by env", map[string]string{"GOMLX_GO_SIMD_AVX512": "0", "GOMLX_GO_SIMD_AVX2": "off"}, true, true, false, "switch the kernels this CPU has off"},
+		{"matmul off", map[string]string{"GOMLX_GO_DOT_MATMUL": "no"}, true, true, false, "GOMLX_GO_DOT_MATMUL"},
+		{"AVX2 off, AVX-512 CPU", map[string]string{"GOMLX_GO_SIMD_AVX2": "false"}, true, true, true, "AVX-512"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, k := range []string{"GOMLX_DOT_MATMUL", "GOMLX_SIMD_AVX512", "GOMLX_SIMD_AVX2"} {
+			for _, k := range []string{"GOMLX_GO_DOT_MATMUL", "GOMLX_GO_SIMD_AVX512", "GOMLX_GO_SIMD_AVX2"} {
 				t.Setenv(k, tc.env[k])
 			}
 			on, detail := simdDecide(tc.avx512, tc.avx2, false)
@@ -46,7 +46,7 @@ func TestSIMDDecide(t *testing.T) {
 // TestSIMDOnThisCPU: built with the experiment, on a CPU with AVX2 and nothing switched off,
 // the kernels are on.
 func TestSIMDOnThisCPU(t *testing.T) {
-	for _, k := range []string{"GOMLX_DOT_MATMUL", "GOMLX_SIMD_AVX512", "GOMLX_SIMD_AVX2"} {
+	for _, k := range []string{"GOMLX_GO_DOT_MATMUL", "GOMLX_GO_SIMD_AVX512", "GOMLX_GO_SIMD_AVX2"} {
 		if v := os.Getenv(k); v != "" {
 			t.Skipf("$%s=%q is set", k, v)
 		}
@@ -84,8 +84,8 @@ func BenchmarkExpAfterSIMD(b *testing.B) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var v [16]float32
-	x := archsimd.LoadFloat32x16(&v)
-	x.MulAdd(x, x).Store(&v)
+	x := archsimd.LoadFloat32x16Array(&v)
+	x.MulAdd(x, x).StoreArray(&v)
 	s := 0.0
 	for i := 0; b.Loop(); i++ {
 		s += math.Exp(-float64(i%50) * 0.01)

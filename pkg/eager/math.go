@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/attnbook/attnbook/pkg/backend"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
@@ -212,7 +213,7 @@ func unaryFloat(name string, a *tensors.Tensor, fn func(*graph.Node) *graph.Node
 }
 
 // Exp is torch.exp(a), element-wise; integer tensors give float32.
-func Exp(a *tensors.Tensor) *tensors.Tensor { return unaryFloat("Exp", a, graph.Exp) }
+func Exp(a *tensors.Tensor) *tensors.Tensor { return unaryFloat("Exp", a, backend.Exp) }
 
 // Sqrt is torch.sqrt(a), element-wise; integer tensors give float32.
 func Sqrt(a *tensors.Tensor) *tensors.Tensor { return unaryFloat("Sqrt", a, graph.Sqrt) }
@@ -439,7 +440,7 @@ func Softmax(a *tensors.Tensor, dim int) *tensors.Tensor {
 		keep := slices.Clone(x.Shape().Dimensions)
 		keep[d] = 1
 		m := broadcastNode(graph.Reshape(graph.ReduceMax(x, d), keep...), x.Shape().Dimensions)
-		e := graph.Exp(graph.Sub(x, m))
+		e := backend.Exp(graph.Sub(x, m))
 		s := broadcastNode(graph.Reshape(graph.ReduceSum(e, d), keep...), x.Shape().Dimensions)
 		if d == x.Rank()-1 {
 			// PyTorch's last-dimension kernel multiplies by 1/sum; the others divide.

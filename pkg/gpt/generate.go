@@ -5,16 +5,25 @@ import (
 	"math"
 	"slices"
 
+	"github.com/attnbook/attnbook/pkg/backend"
 	"github.com/attnbook/attnbook/pkg/torchrand"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
 )
 
-// exec returns the compiled inference graph called name, building it with fn on first use.
+// exec returns the compiled inference graph called name, building it with fn on first use and
+// again after the weights changed (training, loading: see backend.Weights).
 func (m *Model) exec(name string, fn any) (*model.Exec, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if w := backend.WeightsOf(m.store); !w.Same(m.execsWeights) {
+		for _, e := range m.execs {
+			e.Finalize()
+		}
+		clear(m.execs)
+		m.execsWeights = w
+	}
 	if e, ok := m.execs[name]; ok {
 		return e, nil
 	}

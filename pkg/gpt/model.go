@@ -34,8 +34,9 @@ type Model struct {
 	// function (float32 rounding apart) and returns no attention weights.
 	Fused bool
 
-	mu    sync.Mutex
-	execs map[string]*model.Exec
+	mu           sync.Mutex
+	execs        map[string]*model.Exec // inference graphs, compiled for execsWeights
+	execsWeights backend.Weights        // see backend.Weights: they hold the weights as constants
 
 	gen *torchrand.Generator // New's generator, after the weights' draws (nil for a loaded model)
 }

@@ -144,12 +144,26 @@ func (t *Trainer) Estimate() (trainLoss, valLoss float64, err error) {
 	return trainLoss, valLoss, nil
 }
 
+// eval is the mean batch loss over ds, as nanoGPT's estimate_loss: Model.BatchLoss per batch.
+// (GoMLX's Trainer.Eval is not used: on the pure-Go backend of compute v0.1.14 its running-mean
+// metric lives in variables that an evaluation graph bakes in as constants (see backend.Weights),
+// so it returns the last batch's loss instead of the mean.)
 func (t *Trainer) eval(ds *Batches) (float64, error) {
-	metrics, err := t.trainer.Eval(ds)
-	if err != nil {
-		return 0, fmt.Errorf("gpt.Trainer: evaluating on %s: %w", ds.Name(), err)
+	sum, n := 0.0, 0
+	for batch, err := range ds.Iter() {
+		if err == nil {
+			var loss float64
+			loss, err = t.m.BatchLoss(batch.Inputs[0], batch.Labels[0])
+			sum, n = sum+loss, n+1
+		}
+		if err != nil {
+			return 0, fmt.Errorf("gpt.Trainer: evaluating on %s: %w", ds.Name(), err)
+		}
 	}
-	return float64(tensors.ToScalar[float32](metrics[0])), nil
+	if n == 0 {
+		return 0, fmt.Errorf("gpt.Trainer: evaluating on %s: no batches", ds.Name())
+	}
+	return sum / float64(n), nil
 }
 
 // RunOptions selects what a run shows and where it saves.
