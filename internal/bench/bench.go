@@ -43,7 +43,6 @@ type Options struct {
 	Budget    time.Duration // --budget: target wall time of the timed rounds when Reps is 0
 	Matmul    []int         // --matmul-sizes: n of the [n, n] products (matmul mode)
 	NoSIMD    bool          // --nosimd: matmul mode also times a GoMLX built without GOEXPERIMENT=simd
-	Compute   bool          // --compute-kernels: matmul mode also times compute's own kernels (ATTNBOOK_SGEMM=off)
 	Cells     bool          // --cells: notebook cell latency instead of attention
 	WriteDocs bool          // --write-docs: update docs/benchmarks.md and docs/benchmarks.json
 	Render    bool          // --render-docs: only rewrite docs/benchmarks.md from docs/benchmarks.json
@@ -128,7 +127,6 @@ func ParseFlags(root string, args []string, stderr io.Writer) (Options, error) {
 	fs.DurationVar(&o.Budget, "budget", 8*time.Minute, "with -reps 0: target time of the warm-up and timed runs (--quick: 30s)")
 	fs.StringVar(&sizes, "matmul-sizes", "1024,2048", "matmul mode: comma-separated n")
 	fs.BoolVar(&o.NoSIMD, "nosimd", true, "matmul mode: also time GoMLX built without GOEXPERIMENT=simd (go run in a child process)")
-	fs.BoolVar(&o.Compute, "compute-kernels", true, "matmul mode: also time GoMLX on compute's own matrix kernels, without attnbook's sgemm (go run in a child process, $"+backend.MatmulEnv+"=off)")
 	fs.BoolVar(&o.Cells, "cells", false, "measure notebook cell latency instead: go run ./kernel run on notebooks/*.ipynb")
 	fs.BoolVar(&o.WriteDocs, "write-docs", false, "also update docs/benchmarks.md (between its markers) and docs/benchmarks.json")
 	fs.BoolVar(&o.Render, "render-docs", false, "measure nothing: rewrite docs/benchmarks.md's sections from docs/benchmarks.json")
@@ -280,10 +278,7 @@ func startBackends(asked []string, rep *benchdata.Report) []goSeries {
 		if s.Backend == "go" {
 			simd, detail := backend.SIMD()
 			s.Name = "GoMLX go (" + simdLabel(simd) + ")"
-			if on, _ := backend.Sgemm(); on {
-				s.Name = "GoMLX go (" + simdLabel(simd) + ", sgemm)"
-			}
-			rep.Notes = append(rep.Notes, fmt.Sprintf("GoMLX go is started as %q, as pkg/backend starts it (parallel op scheduling with no worker-slot limit; the default limit deadlocks on 2 cores); matrix products: %s", backend.RunConfig(cfg), detail))
+			rep.Notes = append(rep.Notes, fmt.Sprintf("GoMLX go (pure-Go backend, its default settings); matrix products: %s", detail))
 		}
 		out = append(out, goSeries{series: s, backend: b})
 	}

@@ -199,7 +199,7 @@ func TestTorchSide(t *testing.T) {
 // timed, with GFLOP/s, and a peak computed from /proc/cpuinfo where there is one.
 func TestMatmulTiny(t *testing.T) {
 	dir := t.TempDir()
-	o, err := ParseFlags(dir, []string{"--mode", "matmul", "--matmul-sizes", "64,128", "--reps", "2", "--python", "off", "--backends", "go", "--nosimd=false", "--compute-kernels=false"}, &bytes.Buffer{})
+	o, err := ParseFlags(dir, []string{"--mode", "matmul", "--matmul-sizes", "64,128", "--reps", "2", "--python", "off", "--backends", "go", "--nosimd=false"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/attnbook/attnbook/pkg/backend"
 	"github.com/attnbook/attnbook/pkg/benchdata"
 	"github.com/attnbook/attnbook/pkg/torchrand"
 	"github.com/gomlx/compute"
@@ -65,7 +64,7 @@ func RunMatmul(o Options, progress io.Writer) (*benchdata.Report, error) {
 	for _, g := range gos {
 		rep.Series = append(rep.Series, g.series)
 	}
-	for _, c := range matmulChildren(o.Compute, o.NoSIMD) {
+	for _, c := range matmulChildren(o.NoSIMD) {
 		s := benchdata.Series{Framework: "go", Backend: c.backend, Name: c.name}
 		fmt.Fprintf(progress, "bench: timing %s in a child process (%s go run ./kernel bench …)\n", s.Name, strings.Join(c.env, " "))
 		child, err := matmulChild(o, reps, c.env, progress)
@@ -163,17 +162,12 @@ type matmulVariant struct {
 	env           []string // added to the child's environment
 }
 
-// matmulChildren are the variants timed beside this binary's pure-Go backend: (with compute)
-// compute's own kernels when this one has attnbook's sgemm in, and (with nosimd, when this binary has the
-// SIMD kernels) a GoMLX built without GOEXPERIMENT=simd and without sgemm: plain GoMLX.
-func matmulChildren(compute, nosimd bool) []matmulVariant {
+// matmulChildren are the variants timed beside this binary's pure-Go backend: (with nosimd, when
+// this binary has the SIMD kernels) a GoMLX built without GOEXPERIMENT=simd.
+func matmulChildren(nosimd bool) []matmulVariant {
 	var out []matmulVariant
-	if on, _ := backend.Sgemm(); on && compute {
-		name := "GoMLX go (" + simdLabel(hasSIMD()) + ", compute's kernels)"
-		out = append(out, matmulVariant{"go-compute", name, []string{backend.MatmulEnv + "=off"}})
-	}
 	if nosimd && hasSIMD() {
-		out = append(out, matmulVariant{"go-nosimd", "GoMLX go (no SIMD)", []string{"GOEXPERIMENT=nosimd", backend.MatmulEnv + "=off"}})
+		out = append(out, matmulVariant{"go-nosimd", "GoMLX go (no SIMD)", []string{"GOEXPERIMENT=nosimd"}})
 	}
 	return out
 }
@@ -190,7 +184,7 @@ func matmulChild(o Options, reps int, env []string, progress io.Writer) (*benchd
 	for _, n := range o.Matmul {
 		sizes = append(sizes, strconv.Itoa(n))
 	}
-	args := []string{"run", "./kernel", "bench", "--mode", "matmul", "--backends", "go", "--python", "off", "--nosimd=false", "--compute-kernels=false",
+	args := []string{"run", "./kernel", "bench", "--mode", "matmul", "--backends", "go", "--python", "off", "--nosimd=false",
 		"--matmul-sizes", strings.Join(sizes, ","), "--reps", strconv.Itoa(reps), "-o", dir}
 	cmd := exec.Command("go", args...)
 	cmd.Dir = o.Root

@@ -6,8 +6,8 @@
 //     "xla:/abs/path/plugin.so").
 //  2. XLA when a PJRT plugin is installed locally: CUDA when an NVIDIA GPU and a CUDA plugin are
 //     present (go-xla's search path, or JAX's pip package jax-cuda*-pjrt), else the CPU plugin.
-//  3. Otherwise the pure-Go backend "go" (github.com/gomlx/compute/gobackend), started with
-//     sequential op scheduling (see Default). Whether its SIMD matrix kernels are in: [SIMD].
+//  3. Otherwise the pure-Go backend "go" (github.com/gomlx/compute/gobackend). Whether its SIMD
+//     matrix kernels are in: [SIMD].
 //
 // Nothing is ever downloaded: GoMLX's XLA auto-install is switched off before any backend is made.
 //
@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 
@@ -125,9 +124,6 @@ var (
 )
 
 // Default returns the process-wide backend chosen by Choose, creating it on first use.
-// The pure-Go backend is started with parallel op scheduling and no limit on its worker slots,
-// "go" as "go:parallelism=-1,ops_parallel", because its default slot limit can deadlock (see
-// RunConfig).
 // It returns an error (never panics, never downloads) when the chosen backend cannot start,
 // e.g. GOMLX_BACKEND=xla:cpu without the plugin.
 func Default() (compute.Backend, error) {
@@ -149,65 +145,25 @@ func Chosen() Choice {
 	return sharedChoice
 }
 
-// newBackend is backends.NewWithConfig with its panics (unknown backend name) turned into errors.
-// A "go" configuration's parallelism=-1 is applied after the backend is made (unlimitedWorkers)
-// instead of being passed on: gobackend v0.1.6 prints "Go backend: parallelism set to -1" on
-// stdout for that option, which every notebook cell would show.
+// newBackend is compute.NewWithConfig with its panics (unknown backend name) turned into errors.
 func newBackend(config string) (b compute.Backend, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	name, opts, _ := strings.Cut(config, ":")
-	unlimited := false
-	if name == "go" {
-		installSgemm()
-		var kept []string
-		for _, o := range strings.Split(opts, ",") {
-			if o == "parallelism=-1" {
-				unlimited = true
-				continue
-			}
-			kept = append(kept, o)
-		}
-		config = "go:" + strings.Join(kept, ",")
-	}
-	b, err = compute.NewWithConfig(config)
-	if err == nil && unlimited {
-		if err = unlimitedWorkers(b); err != nil {
-			b.Finalize()
-			b = nil
-		}
-	}
-	return b, err
+	return compute.NewWithConfig(config)
 }
 
-// unlimitedWorkers does what the pure-Go backend's option parallelism=-1 does, without its print:
-// it calls SetMaxParallelism(-1) on the backend's worker pool (the exported field Workers of
-// gobackend's Backend, which lives in an internal package, hence reflection).
-func unlimitedWorkers(b compute.Backend) error {
-	v := reflect.ValueOf(b)
-	if v.Kind() == reflect.Pointer {
-		v = v.Elem()
-	}
-	var set reflect.Value
-	if v.Kind() == reflect.Struct {
-		if w := v.FieldByName("Workers"); w.IsValid() {
-			set = w.MethodByName("SetMaxParallelism")
-		}
-	}
-	if !set.IsValid() || set.Type().NumIn() != 1 || set.Type().In(0).Kind() != reflect.Int {
-		return fmt.Errorf("backend %q (%T): no Workers.SetMaxParallelism(int) to set parallelism=-1 with; this GoMLX version needs another way", b.String(), b)
-	}
-	set.Call([]reflect.Value{reflect.ValueOf(-1)})
-	return nil
-}
-
-// New starts the backend of config as Default starts its choice: RunConfig applied, GoMLX's
-// panics (an unknown backend name) turned into errors, nothing downloaded. For programs that
-// compare several backends side by side (the benchmark); notebooks use Default.
-func New(config string) (compute.Backend, error) { return newBackend(RunConfig(config)) }
+// New starts the backend of config as Default starts its choice: GoMLX's panics (an unknown
+// backend name) turned into errors, nothing downloaded. For programs that compare several
+// backends side by side (the benchmark); notebooks use Default.
+//
+// The pure-Go backend ("go") starts with its own defaults. (Until compute v0.1.6 attnbook started
+// it as "go:parallelism=-1,ops_parallel": with its default worker-slot limit, a graph with more
+// independent large products than 2·GOMAXPROCS slots deadlocked. v0.1.14 runs them:
+// TestManyIndependentProducts.)
+func New(config string) (compute.Backend, error) { return newBackend(config) }
 
 // MustDefault is Default for notebook cells and tests: it panics with Default's error.
 func MustDefault() compute.Backend {
@@ -216,59 +172,4 @@ func MustDefault() compute.Backend {
 		panic(err)
 	}
 	return b
-}
-
-// RunConfig is the configuration Default starts for a chosen one. A "go" configuration that
-// chooses neither its op scheduling nor its worker slots gets unlimited slots and parallel
-// scheduling ("go" → "go:parallelism=-1,ops_parallel"); one with parallelism=-1 gets
-// ops_parallel; one with a slot limit gets ops_sequential ("go:parallelism=4" →
-// "go:parallelism=4,ops_sequential"). An explicit ops_parallel or ops_sequential, and every other
-// backend, is left as given.
-//
-// Why: the pure-Go backend of GoMLX v0.28.8 (github.com/gomlx/compute v0.1.6 gobackend, as GoMLX
-// v0.26.0's simplego before it) runs the independent ops of a graph in parallel when it executes
-// one graph at a time (its default, "dynamic"), each op holding one of its 2·GOMAXPROCS worker
-// slots, and a large matrix product then waits in Workers.Saturate for a free slot for its own
-// parallel blocks. When 2·GOMAXPROCS large products become ready at once, every slot is held by a
-// product waiting for a slot: a deadlock. Measured here on 2 cores with compute v0.1.6: four
-// independent [1024, 64]·[64, 1024] products in one graph hang with "go" and "go:ops_parallel",
-// three do not (TestManyIndependentProducts; the -deadlock flag re-runs the bare "go" case).
-// Seed 003's 12-head HeadList (36 projections) hits it. Without a slot limit (parallelism=-1)
-// nothing waits for a slot: every ready op starts as a goroutine, and a matrix product still
-// splits itself over GOMAXPROCS workers. Parallel scheduling then lets the backend's
-// single-threaded ops (transposes, elementwise ops, softmax) run side by side on the cores:
-// measured on 2 cores against ops_sequential, the chapter's attention forward + backward at
-// GPT-2 size took a third less time and the GPT training step of notebook 10 29 % less
-// (docs/benchmarks.md), for a third more peak memory.
-//
-// gobackend v0.1.x accepts, comma-separated after "go:": parallelism=N (worker slots; -1
-// unlimited), ops_sequential, ops_parallel, dependency_order and creation_order (the order ops
-// are scheduled in).
-func RunConfig(config string) string {
-	name, opts, _ := strings.Cut(config, ":")
-	if name != "go" {
-		return config
-	}
-	var list []string
-	parallelism := ""
-	for _, o := range strings.Split(opts, ",") {
-		switch {
-		case o == "":
-			continue
-		case o == "ops_sequential" || o == "ops_parallel":
-			return config
-		case strings.HasPrefix(o, "parallelism="):
-			parallelism = strings.TrimPrefix(o, "parallelism=")
-		}
-		list = append(list, o)
-	}
-	switch parallelism {
-	case "":
-		list = append(list, "parallelism=-1", "ops_parallel")
-	case "-1":
-		list = append(list, "ops_parallel")
-	default:
-		list = append(list, "ops_sequential")
-	}
-	return "go:" + strings.Join(list, ",")
 }

@@ -51,14 +51,7 @@ func WithExpGODEBUG(godebug string) string {
 // package off, AVX-512 when the CPU has it and $GOMLX_GO_SIMD_AVX512 allows it, AVX2 likewise.
 // on is true when at least one SIMD kernel set is in use. It does not say which backend runs:
 // with XLA the kernels are compiled in but unused (see [Chosen]).
-//
-// The detail ends with [Sgemm]'s clause: large float32 products may run on attnbook's own
-// kernels (AVX-512 or AVX2), with or without compute's SIMD kernels.
-func SIMD() (on bool, detail string) {
-	on, detail = simdStatus()
-	_, sgemmDetail := Sgemm()
-	return on, detail + "; " + sgemmDetail
-}
+func SIMD() (on bool, detail string) { return simdStatus() }
 
 // readEnvBool is envutil.ReadBool with the value also reported when it is malformed (gobackend
 // panics at start-up on such a value; SIMD is only reached if it did not, so this is for tests).

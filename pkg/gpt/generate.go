@@ -146,8 +146,8 @@ func (m *Model) AttentionWeights(ids []int32) ([]*tensors.Tensor, error) {
 		return nil, fmt.Errorf("gpt.Model.AttentionWeights: %d tokens, the model's block_size is %d: use a shorter line", len(ids), m.cfg.BlockSize)
 	}
 	e, err := m.exec("weights", func(scope *model.Scope, tokens *Node) []*Node {
-		logits, ws := m.forward(scope, tokens, false) // the fused op returns no weights
-		outs := []*Node{logits}                       // returned too: the go backend trips over graphs whose last ops are dead code
+		_, ws := m.forward(scope, tokens, false) // the fused op returns no weights
+		var outs []*Node
 		for _, w := range ws {
 			outs = append(outs, Squeeze(w, 0)) // [H, T, T]
 		}
@@ -160,7 +160,7 @@ func (m *Model) AttentionWeights(ids []int32) ([]*tensors.Tensor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gpt.Model.AttentionWeights: %w", err)
 	}
-	return out[1:], nil
+	return out, nil
 }
 
 // SampleOptions are Generate's settings.

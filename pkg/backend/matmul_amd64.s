@@ -1,1 +1,0 @@
-// Empty: lets matmul_amd64.go declare findDotRegistration without a body (go:linkname).
