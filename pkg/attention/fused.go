@@ -10,8 +10,8 @@ import (
 // called by ml/layers/attention.Core): the backend computes it in one op where it has one (XLA
 // on CUDA: cuDNN flash attention, forward and backward, without materializing the `[B, H, T, T]`
 // scores); elsewhere GoMLX falls back to its own decomposed graph, which autodiff differentiates.
-// GoMLX v0.28.8's pure-Go backend ("go", compute v0.1.6) has its fused attention switched off
-// (its SIMD matrix products are faster), so there it always takes the decomposed graph.
+// GoMLX v0.28.16's pure-Go backend ("go", compute v0.1.14) has a fused kernel for the forward
+// pass (sdpaFloat32AVX512Dim64 and its AVX2 twin); gradients go through the decomposed graph.
 //
 // q, k and v are `[B, H, T, hd]` (the layout [SplitHeads] gives) of the same float dtype; the
 // result is `[B, H, T, hd]`. Query i sees keys 0…i. No attention weights are returned and no
@@ -21,10 +21,10 @@ import (
 // Its float32 results differ from [ScaledDotProduct]'s (PyTorch's operation order) in the last
 // bits: GoMLX multiplies the scores by 1/sqrt(hd) instead of dividing them by sqrt(hd) (within
 // 1e-7 of PyTorch at the seeds' sizes, 2e-7 of the exact graph at 1×1024×768×12). On the go
-// backend it is a formulation to compare, not a default: GoMLX's decomposed graph (a masked
-// softmax with several passes over the scores) took about 1.9× the CPU time of
-// [MultiHeadAttention]'s default graph at 1×1024×768×12, and about the same at the seeds' sizes
-// (BenchmarkMultiHeadAttention).
+// backend it is a formulation to compare, not a default: its fused kernel took about 19× the time
+// of the decomposed graph on an Intel Xeon (AVX-512, 2026-11-25), and 0.11 CPU-s against the
+// default graph's 0.12 in MultiHeadAttention at 1×1024×768×12 on an AMD EPYC Zen 4 (AVX-512,
+// BenchmarkMultiHeadAttention; machine loaded by other work).
 func FusedCausal(q, k, v *Node) *Node {
 	const fn = "FusedCausal"
 	checkRank(fn, "q", q, 4)
