@@ -46,11 +46,11 @@ func TestGoToolsArePinned(t *testing.T) {
 			t.Errorf("%s installs with %q: want an exact @version", tool.Name, install)
 		}
 	}
-	if v := requiredVersion(filepath.Join(root, "go.mod"), "github.com/gomlx/gomlx"); v != "v0.28.8" {
-		t.Errorf("requiredVersion(gomlx) = %q, want v0.28.8", v)
+	if v := requiredVersion(filepath.Join(root, "go.mod"), "github.com/gomlx/gomlx"); v != "v0.28.16" {
+		t.Errorf("requiredVersion(gomlx) = %q, want v0.28.16", v)
 	}
-	if d := goDirective(filepath.Join(root, "go.mod")); d != "1.26.5" {
-		t.Errorf("goDirective = %q, want 1.26.5", d)
+	if d := goDirective(filepath.Join(root, "go.mod")); d != "1.27" {
+		t.Errorf("goDirective = %q, want 1.27", d)
 	}
 }
 
