@@ -100,7 +100,13 @@ func checkKVNotebook(t *testing.T, r *nbrun.Result) {
 	}
 	ratio := float64(totalFull) / float64(totalCached)
 	want = append(want, fmt.Sprintf("a full block (64 tokens): %d multiply-adds without a cache, %d with one: %.1f× fewer", totalFull, totalCached, ratio))
+	window := T * (T*(L*12*C*C+V*C) + L*2*T*T*C)
+	want = append(want, fmt.Sprintf("pkg/gpt's Generate without the cache (a fixed window of 64 positions): %d, %.1f× the cache's",
+		window, float64(window)/float64(totalCached)))
 	LinesInOrder(t, "multiply-adds", macs.Stdout, want)
+	if r := float64(window) / float64(totalCached); math.Round(r) != 66 { // the prose: "66× fewer"
+		t.Errorf("the fixed window costs %.1f× the cache's multiply-adds; the prose says 66×", r)
+	}
 	if math.Round(ratio) != 33 { // the prose: "about 33×"
 		t.Errorf("the cache saves %.1f× the multiply-adds; the prose says about 33×", ratio)
 	}
@@ -126,11 +132,13 @@ func checkKVNotebook(t *testing.T, r *nbrun.Result) {
 	if !strings.Contains(gen.Stdout, "32 new tokens (a full block) after a newline:") || !strings.Contains(gen.Stdout, "the same text: true") {
 		t.Errorf("generation cell printed:\n%s", gen.Stdout)
 	}
-	if x := number(gen, `([0-9.]+)× faster`); !(x > 1 && x < ratio) {
-		t.Errorf("the cache is %g× faster; the prose says faster, by less than the %.1f× of the multiply-adds", x, ratio)
+	// The prose's 5–13× is measured with notebook 10's model (BenchmarkGenerateBlock); the short
+	// model here only has to be faster.
+	if x := number(gen, `([0-9.]+)× faster`); !(x > 1) {
+		t.Errorf("the cache is %g× faster; the prose says faster", x)
 	}
-	if text := gen.Stdout[strings.Index(gen.Stdout, "the same text: true")+len("the same text: true"):]; len(strings.Trim(text, "\n")) < 32 {
-		t.Errorf("generated text %q is shorter than the 32 tokens", text)
+	if _, text, ok := strings.Cut(gen.Stdout, "the same text: true\n\n"); !ok || len(strings.TrimSuffix(text, "\n")) != 32 {
+		t.Errorf("generated text %q is not the 32 characters generated", text)
 	}
 	past := r.Find(t, "tokens %d…%d (past the block)")
 	if !strings.Contains(past.Stdout, "the same text: true") {
