@@ -156,8 +156,8 @@ func (m *Model) slicesExec(name string, fn func(*model.Scope, []*Node) []*Node) 
 // each new token attend to the cached positions up to its own. It returns the logits `[B, S, V]`
 // and the updated cache.
 //
-// The prefill computes exactly what Forward computes (the same graph functions on the same
-// shapes). A step computes its products with DotGeneral (see dense) and its scores with a
+// The prefill computes exactly what Forward computes without Fused (the same graph functions on
+// the same shapes; with Fused the full path's attention is the fused op, equal up to rounding). A step computes its products with DotGeneral (see dense) and its scores with a
 // -Inf mask on the positions after pos.
 func (m *Model) cachedForward(scope *model.Scope, tokens, pos *Node, cache []*Node) (logits *Node, newCache []*Node) {
 	cfg := m.cfg
