@@ -54,6 +54,29 @@ func TestKVCacheSameTokens(t *testing.T) {
 	}
 }
 
+// TestKVCacheFused: with Fused the full path's attention is GoMLX's fused op, the cached path the
+// course's functions: the tokens are still the same.
+func TestKVCacheFused(t *testing.T) {
+	m, _ := tinyModel(t, 20)
+	m.Fused = true
+	prompt := syntheticData(3)
+	for seed := range int64(3) {
+		opts := SampleOptions{Temperature: 1, Seed: seed}
+		want, err := m.Generate(prompt, 40, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.KVCache = true
+		got, err := m.Generate(prompt, 40, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("seed %d, fused: with the cache %v\nwithout       %v", seed, got, want)
+		}
+	}
+}
+
 // TestKVCacheLogits: the logits of every cached step equal the full-context path's logits at the
 // same position within 1e-5 (float32 rounding of products of other shapes), and the prefill's
 // equal them exactly (the same graph functions on the same shapes).
