@@ -14,6 +14,7 @@ import (
 	"github.com/attnbook/attnbook/internal/nbrun"
 	"github.com/attnbook/attnbook/pkg/display"
 	"github.com/attnbook/attnbook/pkg/gpt"
+	"github.com/attnbook/attnbook/pkg/torchrand"
 	"github.com/gomlx/gomlx/core/tensors"
 )
 
@@ -26,14 +27,16 @@ const (
 )
 
 // TestKVCacheGQA runs notebook 11 in its short setting (ATTNBOOK_SHORT=1: notebook 10's short
-// model, trained here for 20 steps since no checkpoint is saved in the temporary folder), then its
-// solutions twin (which loads that checkpoint), and checks every number and claim of the prose.
+// model, trained here for 20 steps since notebook 10 saved nothing in the temporary checkpoint
+// folder), then its solutions twin with a checkpoint of notebook 10 saved, and checks every number
+// and claim of the prose.
 func TestKVCacheGQA(t *testing.T) {
 	if _, _, err := gpt.LoadCorpus(nbrun.Root(t)); err != nil {
 		nbrun.Missing(t, err.Error())
 	}
+	ckpts := t.TempDir()
 	t.Setenv("ATTNBOOK_SHORT", "1")
-	t.Setenv("ATTNBOOK_GPT_CHECKPOINTS", t.TempDir())
+	t.Setenv("ATTNBOOK_GPT_CHECKPOINTS", ckpts)
 	r := nbrun.Execute(t, kvNotebook)
 	CheckClean(t, r)
 	CheckBackendLine(t, r)
@@ -53,7 +56,16 @@ func TestKVCacheGQA(t *testing.T) {
 		t.Errorf("the first GPT cell should have trained the short run: %q", c.Stdout)
 	}
 
-	// The solutions: every check passes, and the notebook reads the short run it saved.
+	// The solutions: every check passes. This time notebook 10's short run is saved (untrained
+	// weights under its folder name): the notebook uses it instead of its own short run.
+	cfg, tc := gpt.Tiny(65)
+	nb10, err := gpt.New(cfg, torchrand.New(tc.Seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nb10.Save(filepath.Join(ckpts, "shakespeare-L2-H4-C64-T32-steps30")); err != nil {
+		t.Fatal(err)
+	}
 	s := nbrun.Execute(t, kvSolutionsNotebook)
 	CheckClean(t, s)
 	checkKVNotebook(t, s)
@@ -67,8 +79,8 @@ func TestKVCacheGQA(t *testing.T) {
 	if got := kvScore(t, s); got != "3 of 3 solved" {
 		t.Errorf("score %q, want 3 of 3 solved", got)
 	}
-	if c := s.Find(t, "m, tok, from, err := trainedGPT()"); !strings.Contains(c.Stdout, "20 steps; notebook 10 trains 300), loaded") {
-		t.Errorf("the solutions' GPT cell should have loaded the short run: %q", c.Stdout)
+	if c := s.Find(t, "m, tok, from, err := trainedGPT()"); !strings.Contains(c.Stdout, "model: notebook 10's weights (30 steps)") {
+		t.Errorf("the solutions' GPT cell should have loaded notebook 10's checkpoint: %q", c.Stdout)
 	}
 }
 
