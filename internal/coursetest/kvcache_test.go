@@ -158,7 +158,9 @@ func checkKVNotebook(t *testing.T, r *nbrun.Result) {
 	}
 	inside := number(past, `inside the block\):.* ([0-9.]+)×`)
 	beyond := number(past, `past the block\):.* ([0-9.]+)×`)
-	if !(inside > 1.5) || !(beyond > 0.5 && beyond < 2) {
+	// Past the block both ways run the same graph on the same windows: only a shared machine's
+	// noise separates them (best of three, alternating).
+	if !(inside > 1.5) || !(beyond > 1.0/3 && beyond < 3) {
 		t.Errorf("inside the block the cache is %g× faster (want > 1.5), past it %g× (the prose: near 1×)", inside, beyond)
 	}
 
