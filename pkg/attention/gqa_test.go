@@ -19,6 +19,10 @@ import (
 // (the book's bonus classes); `go test -update` regenerates them with goldens.json.
 const gqaGoldensPath = "testdata/gqa_goldens.json"
 
+// referenceBLAS is Debian's reference BLAS, which the seeds' PyTorch numbers come from; put first
+// on the script's library path, it wins over OpenBLAS where that is the system's libblas.so.3.
+const referenceBLAS = "/usr/lib/x86_64-linux-gnu/blas"
+
 var (
 	gqaOnce    sync.Once
 	gqaGoldens goldenFile
@@ -30,7 +34,9 @@ func gqaGolden(t testing.TB, name string) *tensors.Tensor {
 	t.Helper()
 	gqaOnce.Do(func() {
 		if *update {
-			out, err := exec.Command("/usr/bin/python3", "testdata/gen_gqa_goldens.py").Output()
+			cmd := exec.Command("/usr/bin/python3", "testdata/gen_gqa_goldens.py")
+			cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+referenceBLAS+string(os.PathListSeparator)+os.Getenv("LD_LIBRARY_PATH"))
+			out, err := cmd.Output()
 			if err != nil {
 				gqaErr = fmt.Errorf("gen_gqa_goldens.py: %w", err)
 				return

@@ -2,11 +2,14 @@
 """Regenerates gqa_goldens.json: PyTorch's numbers for the KV cache and grouped-query attention
 (notebook 11, pkg/attention's gqa.go, pkg/gpt's cache).
 
-Run with Debian's PyTorch (python3-torch 1.13, x86-64), as gen_goldens.py is run:
+Run with Debian's PyTorch (python3-torch 1.13, x86-64) on the reference BLAS, the numbers of
+the seed documents (where Debian's OpenBLAS is the system's libblas.so.3, as it is once
+libopenblas0-pthread is installed, products are summed in another order and the last bits move):
 
-    /usr/bin/python3 pkg/attention/testdata/gen_gqa_goldens.py > pkg/attention/testdata/gqa_goldens.json
+    LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/blas /usr/bin/python3 \
+        pkg/attention/testdata/gen_gqa_goldens.py > pkg/attention/testdata/gqa_goldens.json
 
-(or `go test ./pkg/attention/ -run GQA -update-gqa`, which runs this script first). The classes
+(or `go test ./pkg/attention/ -update`, which runs this script so). The classes
 are written as the book's bonus code writes them (LLMs-from-scratch, ch04/03_kv-cache: a cache
 buffer, torch.cat of the new keys and values, the mask sliced at ptr_current_pos; ch04/04_gqa:
 W_key and W_value of num_kv_groups heads, repeat_interleave before the attention), on chapter 3's
