@@ -168,6 +168,7 @@ type SampleOptions struct {
 	Temperature float64 // logits are divided by it; 0 picks the most likely token (greedy)
 	TopK        int     // only the TopK most likely tokens may be drawn (0: all)
 	Seed        int64   // seed of the torchrand.Generator that draws the tokens
+	KVCache     bool    // keep every block's keys and values between steps: same tokens, fewer multiply-adds (cache.go)
 }
 
 // Generate continues prompt by n tokens, nanoGPT's generate: each new token is drawn from the
@@ -189,6 +190,9 @@ func (m *Model) Generate(prompt []int32, n int, opts SampleOptions) ([]int32, er
 	}
 	if err := m.checkIDs("Generate", "prompt", prompt); err != nil {
 		return nil, err
+	}
+	if opts.KVCache {
+		return m.generateCached(prompt, n, opts)
 	}
 	T, V := m.cfg.BlockSize, m.cfg.VocabSize
 	g := torchrand.New(opts.Seed)
