@@ -29,7 +29,9 @@ const goldensPath = "testdata/goldens.json"
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if *update {
-		out, err := exec.Command("/usr/bin/python3", "testdata/gen_goldens.py").Output()
+		cmd := exec.Command("/usr/bin/python3", "testdata/gen_goldens.py")
+		cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+referenceBLAS+string(os.PathListSeparator)+os.Getenv("LD_LIBRARY_PATH"))
+		out, err := cmd.Output()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "gen_goldens.py: %v\n", err)
 			if ee, ok := err.(*exec.ExitError); ok {
