@@ -13,10 +13,12 @@
 //     ([ScaledDotProduct]); and two other formulations of causal attention for big inputs,
 //     GoMLX's fused attention ([FusedCausal]) and this package's fast multi-head graph
 //     ([FastCausalMultiHead], what [MultiHeadAttention.SetFast] runs); which one is quickest
-//     depends on the backend and the size (docs/benchmarks.md).
+//     depends on the backend and the size (docs/benchmarks.md). Past the seeds (notebook 11):
+//     grouped-query and multi-query attention ([RepeatKV], [GroupedQueryCausal], the mask of
+//     queries after a key–value cache [LaterKeysMask]).
 //   - Modules mirroring the seeds' PyTorch classes ([SelfAttentionV1], [SelfAttentionV2],
 //     [CausalAttention], [MultiHeadAttentionWrapper], [MultiHeadAttention], [CrossAttention],
-//     [Head], [HeadList]). Their weights are GoMLX variables drawn by a
+//     [Head], [HeadList]), and the bonus material's [GroupedQueryAttention]. Their weights are GoMLX variables drawn by a
 //     [torchrand.Generator] in PyTorch's construction order, so a module built after
 //     torchrand.New(123) holds the weights torch.manual_seed(123) gives the PyTorch class, and
 //     its dropout masks are drawn from the same generator at call time, as nn.Dropout draws them.

@@ -16,6 +16,10 @@
 // groups (weight decay on matrices only), linear warm-up and cosine decay of the learning rate, and
 // gradient clipping by global norm, run by GoMLX's train.Trainer and train.Loop.
 //
+// Generate samples text one token at a time, on the whole context at every step, or with a
+// key–value cache (SampleOptions.KVCache: each block's keys and values kept between steps, the
+// same tokens for the same seed, several times faster within BlockSize; see cache.go).
+//
 // # Same numbers as PyTorch
 //
 // New draws the initial weights from a torchrand.Generator in exactly the order nanoGPT's GPT
