@@ -108,15 +108,6 @@ func (m *Model) NewTrainer(tc TrainConfig, trainIDs, valIDs []int32) (*Trainer, 
 	return t, nil
 }
 
-func (m *Model) checkIDs(fn, arg string, ids []int32) error {
-	for i, id := range ids {
-		if id < 0 || int(id) >= m.cfg.VocabSize {
-			return fmt.Errorf("gpt.%s: %s[%d] = %d is outside the vocabulary [0, %d)", fn, arg, i, id, m.cfg.VocabSize)
-		}
-	}
-	return nil
-}
-
 // Step is the number of training steps taken so far (GoMLX's global step; it survives a
 // checkpoint).
 func (t *Trainer) Step() int { return int(t.trainer.GlobalStep()) }
