@@ -265,14 +265,19 @@ func (b *Batches) prime() {
 func (b *Batches) draw() *batch {
 	offsets := make([]int64, b.batchSize)
 	b.gen.FillRandint(offsets, 0, int64(len(b.data)-b.blockSize))
+	return b.batchAt(offsets)
+}
+
+// batchAt is the batch of the windows at offsets (each in [0, len(data) − T)).
+func (b *Batches) batchAt(offsets []int64) *batch {
 	T := b.blockSize
-	xs := make([]int32, 0, b.batchSize*T)
-	ys := make([]int32, 0, b.batchSize*T)
+	xs := make([]int32, 0, len(offsets)*T)
+	ys := make([]int32, 0, len(offsets)*T)
 	for _, i := range offsets {
 		xs = append(xs, b.data[i:int(i)+T]...)
 		ys = append(ys, b.data[i+1:int(i)+1+T]...)
 	}
-	return &batch{tensors.FromFlatDataAndDimensions(xs, b.batchSize, T), tensors.FromFlatDataAndDimensions(ys, b.batchSize, T), offsets}
+	return &batch{tensors.FromFlatDataAndDimensions(xs, len(offsets), T), tensors.FromFlatDataAndDimensions(ys, len(offsets), T), offsets}
 }
 
 // Iter implements train.Dataset: inputs [x], labels [y].

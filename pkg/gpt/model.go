@@ -38,7 +38,8 @@ type Model struct {
 	mu    sync.Mutex
 	execs map[string]*model.Exec
 
-	gen *torchrand.Generator // New's generator, after the weights' draws (nil for a loaded model)
+	gen   *torchrand.Generator // New's generator, after the weights' draws (nil for a loaded model)
+	saved *trainState          // the training state of the checkpoint Load read, if any (for Resume)
 }
 
 // New builds a GPT with the weights nanoGPT's GPT(config) gets after torch.manual_seed: it draws
