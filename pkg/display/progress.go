@@ -48,7 +48,11 @@ func TrainingHTML(s TrainingState) string {
 		frac = math.Min(1, math.Max(0, float64(s.Step)/float64(s.Total)))
 	}
 	b.WriteString(`<div class="attnbook-training" style="font-family:sans-serif;font-size:13px;max-width:640px">`)
-	fmt.Fprintf(&b, `<div style="margin-bottom:4px"><b>%s</b></div>`, esc(TrainingLine(s)))
+	head := fmt.Sprintf("step %d/%d", s.Step, s.Total)
+	if s.Total > 0 {
+		head += fmt.Sprintf(" (%d%%)", min(100, max(0, s.Step*100/s.Total)))
+	}
+	fmt.Fprintf(&b, `<div style="margin-bottom:4px"><b>%s</b></div>`, esc(strings.Join(append([]string{head}, trainingFacts(s)...), " · ")))
 	fmt.Fprintf(&b, `<div role="progressbar" aria-valuemin="0" aria-valuemax="%d" aria-valuenow="%d" style="background:#e6e9ef;border-radius:3px;height:10px;width:100%%">`+
 		`<div style="background:%s;border-radius:3px;height:10px;width:%.1f%%"></div></div>`, s.Total, s.Step, barColour, 100*frac)
 	if s.Note != "" {
@@ -72,10 +76,16 @@ func TrainingLine(s TrainingState) string {
 	if s.Total > 0 {
 		filled = min(width, max(0, s.Step*width/s.Total))
 	}
-	parts := []string{fmt.Sprintf("step %d/%d [%s%s]", s.Step, s.Total, strings.Repeat("#", filled), strings.Repeat("·", width-filled))}
+	head := fmt.Sprintf("step %d/%d [%s%s]", s.Step, s.Total, strings.Repeat("#", filled), strings.Repeat("·", width-filled))
 	if s.Total > 0 {
-		parts[0] += fmt.Sprintf(" %d%%", min(100, max(0, s.Step*100/s.Total)))
+		head += fmt.Sprintf(" %d%%", min(100, max(0, s.Step*100/s.Total)))
 	}
+	return strings.Join(append([]string{head}, trainingFacts(s)...), " · ")
+}
+
+// trainingFacts are the parts of a progress line after the step: loss, throughput, times.
+func trainingFacts(s TrainingState) []string {
+	var parts []string
 	if !math.IsNaN(s.Loss) {
 		parts = append(parts, fmt.Sprintf("loss %.4f", s.Loss))
 	}
@@ -86,7 +96,7 @@ func TrainingLine(s TrainingState) string {
 	if s.ETA >= 0 && s.Step < s.Total {
 		parts = append(parts, "ETA "+clock(s.ETA))
 	}
-	return strings.Join(parts, " · ")
+	return parts
 }
 
 // clock prints d as m:ss (h:mm:ss from an hour).
