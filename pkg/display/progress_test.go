@@ -116,3 +116,20 @@ func TestProgressText(t *testing.T) {
 		t.Errorf("text progress:\n%s", b.String())
 	}
 }
+
+// BenchmarkTrainingHTML renders the display of a 2000-step run (nanoGPT's recipe): what a
+// notebook's training pays at every update (at most one every 250 ms).
+func BenchmarkTrainingHTML(b *testing.B) {
+	s := TrainingState{Step: 2000, Total: 2000, Loss: 1.9, TokensPerSec: 5000, ETA: -1}
+	for i := range 2000 {
+		s.Losses = append(s.Losses, 4.2-2*float64(i)/2000+0.05*math.Sin(float64(i)))
+	}
+	for step := 0; step <= 2000; step += 250 {
+		s.Estimates = append(s.Estimates, LossEstimate{step, 4.2 - 2*float64(step)/2000, 4.25 - 2*float64(step)/2000})
+	}
+	n := 0
+	for b.Loop() {
+		n = len(TrainingHTML(s))
+	}
+	b.ReportMetric(float64(n), "bytes")
+}

@@ -254,11 +254,12 @@ func (t *Trainer) Run(opts RunOptions) (RunResult, error) {
 		return s
 	}
 	finish := func(note string) {
+		s := state(res.TotalSteps, note)
+		s.TokensPerSec = res.TokensPerSec // the run's, as RunResult reports it
 		switch {
 		case progress != nil:
-			progress.Finish(state(res.TotalSteps, note))
+			progress.Finish(s)
 		case opts.Plot:
-			s := state(res.TotalSteps, note)
 			display.ShowSVG(display.LossPlotSVG(s.Losses, s.Estimates, s.Total), nil)
 		}
 	}
