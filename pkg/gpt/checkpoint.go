@@ -280,6 +280,9 @@ func decodeCheckpoint(indexJSON []byte, bin io.Reader, want Config) (*Model, err
 			return nil, fmt.Errorf("has %s %d, want %d", f.name, f.got, f.want)
 		}
 	}
+	if n := cfg.paramTensors(); n > len(index.Variables) {
+		return nil, fmt.Errorf("lacks weights: its Config has %d, its index lists %d variables", n, len(index.Variables))
+	}
 	// Variables: the weights and their moments strictly, the rest (GoMLX's step counters) as
 	// they are; the trainer's metrics are dropped.
 	vars := map[string]ckptVar{}

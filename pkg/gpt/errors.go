@@ -37,6 +37,10 @@ func argPanic(fn, arg, format string, args ...any) {
 // and training keeps three more copies (gradients and AdamW's two moments).
 const maxParams = 1 << 30
 
+// maxLayers bounds Config.NLayer (GPT-3 has 96 blocks): every block is a dozen variables and a
+// few hundred graph nodes.
+const maxLayers = 1024
+
 // check returns an *ArgumentError naming the first field of c that cannot make a model, as
 // argument prefix+field of function fn ("gpt.New: cfg.NHead must be > 0, got 0").
 func (c Config) check(fn, prefix string) error {
@@ -46,8 +50,8 @@ func (c Config) check(fn, prefix string) error {
 		return argErr(fn, f("VocabSize"), "must be > 0, got %d", c.VocabSize)
 	case c.BlockSize <= 0:
 		return argErr(fn, f("BlockSize"), "must be > 0, got %d", c.BlockSize)
-	case c.NLayer <= 0:
-		return argErr(fn, f("NLayer"), "must be > 0, got %d", c.NLayer)
+	case c.NLayer <= 0 || c.NLayer > maxLayers:
+		return argErr(fn, f("NLayer"), "must be in [1, %d], got %d", maxLayers, c.NLayer)
 	case c.NHead <= 0:
 		return argErr(fn, f("NHead"), "must be > 0, got %d", c.NHead)
 	case c.NEmbd <= 0 || c.NEmbd%c.NHead != 0:

@@ -93,7 +93,7 @@ func TestBadInputs(t *testing.T) {
 		// Config, through New and Validate.
 		{"vocab 0", func() error { return newWith(withCfg(func(c *Config) { c.VocabSize = 0 })) }, "gpt.New: cfg.VocabSize must be > 0, got 0"},
 		{"block size -1", func() error { return newWith(withCfg(func(c *Config) { c.BlockSize = -1 })) }, "gpt.New: cfg.BlockSize must be > 0, got -1"},
-		{"no layers", func() error { return newWith(withCfg(func(c *Config) { c.NLayer = 0 })) }, "gpt.New: cfg.NLayer must be > 0, got 0"},
+		{"no layers", func() error { return newWith(withCfg(func(c *Config) { c.NLayer = 0 })) }, "gpt.New: cfg.NLayer must be in [1, 1024], got 0"},
 		{"no heads", func() error { return newWith(withCfg(func(c *Config) { c.NHead = 0 })) }, "gpt.New: cfg.NHead must be > 0, got 0"},
 		{"width not divisible", func() error { return newWith(withCfg(func(c *Config) { c.NHead = 3 })) }, "gpt.New: cfg.NEmbd must be a positive multiple of NHead (3), got 64"},
 		{"dropout 1", func() error { return newWith(withCfg(func(c *Config) { c.Dropout = 1 })) }, "gpt.New: cfg.Dropout must be in [0, 1), got 1"},
@@ -101,8 +101,9 @@ func TestBadInputs(t *testing.T) {
 		{"model too big", func() error {
 			return newWith(Config{VocabSize: 1 << 20, BlockSize: 8, NLayer: 1, NHead: 1, NEmbd: 4096})
 		}, "gpt.New: cfg {VocabSize:1048576 BlockSize:8 NLayer:1 NHead:1 NEmbd:4096 Dropout:0 Bias:false} would have 4.5e+09 parameters, more than the 1073741824 (4 GiB of float32 weights) this package builds"},
+		{"a million layers", func() error { return newWith(withCfg(func(c *Config) { c.NLayer, c.NEmbd = 1 << 20, 4 })) }, "gpt.New: cfg.NLayer must be in [1, 1024], got 1048576"},
 		{"nil generator", func() error { _, err := New(cfg, nil); return err }, "gpt.New: g must be a *torchrand.Generator (torchrand.New(seed)), got nil"},
-		{"Validate", func() error { return Config{VocabSize: 5, BlockSize: 4}.Validate() }, "gpt.Config: NLayer must be > 0, got 0"},
+		{"Validate", func() error { return Config{VocabSize: 5, BlockSize: 4}.Validate() }, "gpt.Config: NLayer must be in [1, 1024], got 0"},
 
 		// TrainConfig, through NewTrainer, Validate and AdamW.
 		{"batch 0", func() error { return trainWith(withTC(func(c *TrainConfig) { c.BatchSize = 0 })) }, "gpt.Model.NewTrainer: tc.BatchSize must be > 0, got 0"},

@@ -211,3 +211,14 @@ func ExampleConfig_NumParams() {
 	fmt.Println(cfg.NumParams())
 	// Output: 804096
 }
+
+// TestParamTensors: the count Load checks before listing a checkpoint's weights.
+func TestParamTensors(t *testing.T) {
+	for _, bias := range []bool{false, true} {
+		cfg, _ := Tiny(65)
+		cfg.Bias = bias
+		if got, want := cfg.paramTensors(), len(cfg.params()); got != want {
+			t.Errorf("bias %v: paramTensors %d, params %d", bias, got, want)
+		}
+	}
+}

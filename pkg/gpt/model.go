@@ -122,6 +122,15 @@ func (c Config) params() []param {
 	return ps
 }
 
+// paramTensors is len(c.params()), without listing them.
+func (c Config) paramTensors() int {
+	perLN, perLinear := 1, 1
+	if c.Bias {
+		perLN, perLinear = 2, 2
+	}
+	return 2 + c.NLayer*(2*perLN+6*perLinear) + perLN
+}
+
 // initialWeights draws the parameters as New documents, returning flat values by key.
 func initialWeights(cfg Config, g *torchrand.Generator) map[string][]float32 {
 	C, V, T, L := cfg.NEmbd, cfg.VocabSize, cfg.BlockSize, cfg.NLayer
