@@ -101,7 +101,7 @@ func TestBadInputs(t *testing.T) {
 		{"model too big", func() error {
 			return newWith(Config{VocabSize: 1 << 20, BlockSize: 8, NLayer: 1, NHead: 1, NEmbd: 4096})
 		}, "gpt.New: cfg {VocabSize:1048576 BlockSize:8 NLayer:1 NHead:1 NEmbd:4096 Dropout:0 Bias:false} would have 4.5e+09 parameters, more than the 1073741824 (4 GiB of float32 weights) this package builds"},
-		{"a million layers", func() error { return newWith(withCfg(func(c *Config) { c.NLayer, c.NEmbd = 1 << 20, 4 })) }, "gpt.New: cfg.NLayer must be in [1, 1024], got 1048576"},
+		{"a million layers", func() error { return newWith(withCfg(func(c *Config) { c.NLayer, c.NEmbd = 1<<20, 4 })) }, "gpt.New: cfg.NLayer must be in [1, 1024], got 1048576"},
 		{"nil generator", func() error { _, err := New(cfg, nil); return err }, "gpt.New: g must be a *torchrand.Generator (torchrand.New(seed)), got nil"},
 		{"Validate", func() error { return Config{VocabSize: 5, BlockSize: 4}.Validate() }, "gpt.Config: NLayer must be in [1, 1024], got 0"},
 
