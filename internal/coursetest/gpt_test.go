@@ -5,17 +5,21 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/attnbook/attnbook/internal/nbrun"
 	"github.com/attnbook/attnbook/pkg/gpt"
+	"github.com/attnbook/attnbook/pkg/torchrand"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // TestTrainAGPT runs notebook 10 in its short setting (ATTNBOOK_SHORT=1: a 2-block model, 30 steps)
-// with the checkpoints in a temporary folder, then again to see it load the checkpoint instead of
-// training.
+// with the checkpoints in a temporary folder; then it replaces the checkpoint by one of the same
+// run stopped at step 12 (as an interrupt leaves it) and runs the notebook again, which must
+// resume at step 12, train the 18 steps left and end with the first run's weights, bit for bit.
 func TestTrainAGPT(t *testing.T) {
 	if _, _, err := gpt.LoadCorpus(nbrun.Root(t)); err != nil {
 		nbrun.Missing(t, err.Error())
@@ -63,9 +67,7 @@ func TestTrainAGPT(t *testing.T) {
 	if !strings.Contains(train.Stdout, "trained 30 steps") {
 		t.Errorf("training cell printed %q", train.Stdout)
 	}
-	if len(train.HTML)+len(train.SVG) == 0 {
-		t.Error("training cell displayed no loss plot")
-	}
+	checkTrainingDisplay(t, train, "step 30/30")
 	dir := filepath.Join(ckpts, "shakespeare-L2-H4-C64-T32-steps30")
 	if !gpt.HasCheckpoint(dir) {
 		t.Fatalf("no checkpoint in %s", dir)
@@ -89,12 +91,96 @@ func TestTrainAGPT(t *testing.T) {
 		t.Errorf("summary says %g for the whole validation split, the after-training estimate %g", got, val1)
 	}
 
-	// A second run loads the checkpoint instead of training.
+	// An interrupted run: the same run's checkpoint at step 12. Running the notebook again resumes
+	// it and ends where the first run ended.
+	full, err := gpt.Load(dir, gpt.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := full.StateDict()
+	stopAt12(t, dir)
 	r2 := nbrun.Execute(t, "notebooks/10_train_a_gpt.ipynb")
-	if c := r2.Find(t, "trainer.Run(gpt.RunOptions"); !strings.Contains(c.Stdout, "training skipped") {
-		t.Errorf("second run's training cell printed %q", c.Stdout)
+	resumed := r2.Find(t, "trainer.Run(gpt.RunOptions")
+	if !strings.Contains(resumed.Stdout, "resumed at step 12 of 30\n") || !strings.Contains(resumed.Stdout, "trained 18 steps") {
+		t.Errorf("second run's training cell printed %q", resumed.Stdout)
+	}
+	checkTrainingDisplay(t, resumed, "resumed at step 12 of 30")
+	again, err := gpt.Load(dir, gpt.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := again.StateDict()
+	for _, k := range full.ParamNames() {
+		a, b := tensors.MustCopyFlatData[float32](got[k]), tensors.MustCopyFlatData[float32](want[k])
+		if !slices.Equal(a, b) {
+			t.Errorf("%s after resuming at step 12 differs from the uninterrupted run's", k)
+		}
 	}
 	if _, err := os.Stat(dir); err != nil {
 		t.Error(err)
+	}
+}
+
+// checkTrainingDisplay checks the training cell's output: short text, and one HTML display (the
+// progress, updated in place: its final state) that shows want, a full bar, and a loss plot whose
+// train and validation lines are both drawn, in distinct colours.
+func checkTrainingDisplay(t *testing.T, c nbrun.Cell, want string) {
+	t.Helper()
+	if n := len(c.Stdout) + len(c.Stderr); n > 2048 {
+		t.Errorf("training cell printed %d characters of text, want at most 2 KB:\n%s", n, c.Stdout+c.Stderr)
+	}
+	if len(c.HTML) != 1 {
+		t.Fatalf("training cell has %d HTML outputs, want 1 (the progress display, updated in place)", len(c.HTML))
+	}
+	html := c.HTML[0]
+	for _, w := range []string{want, `aria-valuenow="30"`, `<g class="train"><polyline`, `<g class="validation"><polyline`} {
+		if !strings.Contains(html, w) {
+			t.Errorf("training display lacks %q:\n%s", w, html)
+		}
+	}
+	colour := func(class string) string {
+		m := regexp.MustCompile(`<g class="` + class + `"><polyline points="[^"]*" fill="none" stroke="([^"]+)"`).FindStringSubmatch(html)
+		if m == nil {
+			return ""
+		}
+		return m[1]
+	}
+	if tr, va := colour("train"), colour("validation"); tr == "" || tr == va {
+		t.Errorf("train line colour %q, validation %q: want two distinct colours", tr, va)
+	}
+	if strings.Contains(c.Stdout, "\x1b[") {
+		t.Error("training cell printed terminal escapes")
+	}
+}
+
+// stopAt12 replaces the checkpoint in dir by the same short run (notebook 10's ATTNBOOK_SHORT
+// settings) stopped at step 12, as an interrupt would have left it.
+func stopAt12(t *testing.T, dir string) {
+	t.Helper()
+	text, _, err := gpt.LoadCorpus(nbrun.Root(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := gpt.NewTokenizer(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := tok.Encode(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trainIDs, valIDs := gpt.SplitTrainVal(ids)
+	cfg, tc := gpt.Tiny(tok.VocabSize())
+	tc.MaxIters, tc.LRDecayIters, tc.EvalInterval, tc.EvalIters = 30, 30, 10, 2 // notebook 10's settings(), short
+	m, err := gpt.New(cfg, torchrand.New(tc.Seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := m.NewTrainer(tc, trainIDs, valIDs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Run(gpt.RunOptions{Steps: 12, CheckpointDir: dir}); err != nil {
+		t.Fatal(err)
 	}
 }

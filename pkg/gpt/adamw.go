@@ -34,7 +34,14 @@ const adamWScope = "adamw"
 //     all gradients together (torch.nn.utils.clip_grad_norm_);
 //   - per variable, in PyTorch 1.13's order of float32 operations: p ← p·(1 − lr·wd);
 //     m ← β1·m + (1−β1)·g; v ← β2·v + (1−β2)·g²; p ← p − lr/(1−β1^t) · m / (√v/√(1−β2^t) + 1e-8).
-func AdamW(tc TrainConfig) optimizer.Interface { return &adamW{tc: tc} }
+//
+// It panics with an *ArgumentError if tc cannot train (TrainConfig.Validate).
+func AdamW(tc TrainConfig) optimizer.Interface {
+	if err := tc.check("AdamW", "tc."); err != nil {
+		panic(err)
+	}
+	return &adamW{tc: tc}
+}
 
 type adamW struct{ tc TrainConfig }
 

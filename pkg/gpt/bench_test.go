@@ -64,7 +64,10 @@ func TestRecipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok := NewTokenizer(text)
+	tok, err := NewTokenizer(text)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ids, err := tok.Encode(text)
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,6 @@
 package gpt
 
-import (
-	"fmt"
-	"math"
-)
+import "math"
 
 // Config is the shape of a GPT, nanoGPT's GPTConfig.
 type Config struct {
@@ -16,27 +13,17 @@ type Config struct {
 	Bias      bool    // biases in the Linear layers and LayerNorms (nanoGPT's CPU recipe: false)
 }
 
-// HeadSize is hs = NEmbd / NHead.
-func (c Config) HeadSize() int { return c.NEmbd / c.NHead }
-
-// Validate returns an error naming the first field that cannot make a model.
-func (c Config) Validate() error {
-	switch {
-	case c.VocabSize <= 0:
-		return fmt.Errorf("gpt.Config: VocabSize must be > 0, got %d", c.VocabSize)
-	case c.BlockSize <= 0:
-		return fmt.Errorf("gpt.Config: BlockSize must be > 0, got %d", c.BlockSize)
-	case c.NLayer <= 0:
-		return fmt.Errorf("gpt.Config: NLayer must be > 0, got %d", c.NLayer)
-	case c.NHead <= 0:
-		return fmt.Errorf("gpt.Config: NHead must be > 0, got %d", c.NHead)
-	case c.NEmbd <= 0 || c.NEmbd%c.NHead != 0:
-		return fmt.Errorf("gpt.Config: NEmbd must be a positive multiple of NHead (%d), got %d", c.NHead, c.NEmbd)
-	case !(c.Dropout >= 0 && c.Dropout < 1):
-		return fmt.Errorf("gpt.Config: Dropout must be in [0, 1), got %g", c.Dropout)
+// HeadSize is hs = NEmbd / NHead (0 when NHead is not positive).
+func (c Config) HeadSize() int {
+	if c.NHead <= 0 {
+		return 0
 	}
-	return nil
+	return c.NEmbd / c.NHead
 }
+
+// Validate returns an *ArgumentError naming the first field that cannot make a model
+// ("gpt.Config: NHead must be > 0, got 0"), or nil.
+func (c Config) Validate() error { return c.check("Config", "") }
 
 // NumParams counts the learnable scalars (the tied LM head counted once, as nanoGPT's
 // get_num_params(non_embedding=False)).
@@ -76,26 +63,9 @@ type TrainConfig struct {
 	NanoGPTDraws bool
 }
 
-// Validate returns an error naming the first field that cannot train.
-func (t TrainConfig) Validate() error {
-	switch {
-	case t.BatchSize <= 0:
-		return fmt.Errorf("gpt.TrainConfig: BatchSize must be > 0, got %d", t.BatchSize)
-	case t.MaxIters < 0:
-		return fmt.Errorf("gpt.TrainConfig: MaxIters must be >= 0, got %d", t.MaxIters)
-	case !(t.LearningRate > 0) || !(t.MinLR >= 0) || t.MinLR > t.LearningRate:
-		return fmt.Errorf("gpt.TrainConfig: need 0 <= MinLR <= LearningRate and LearningRate > 0, got MinLR=%g, LearningRate=%g", t.MinLR, t.LearningRate)
-	case t.WarmupIters < 0 || t.LRDecayIters < t.WarmupIters:
-		return fmt.Errorf("gpt.TrainConfig: need 0 <= WarmupIters <= LRDecayIters, got %d and %d", t.WarmupIters, t.LRDecayIters)
-	case t.WeightDecay < 0 || !(t.Beta1 >= 0 && t.Beta1 < 1) || !(t.Beta2 >= 0 && t.Beta2 < 1):
-		return fmt.Errorf("gpt.TrainConfig: need WeightDecay >= 0 and betas in [0, 1), got %g, %g, %g", t.WeightDecay, t.Beta1, t.Beta2)
-	case t.GradClip < 0:
-		return fmt.Errorf("gpt.TrainConfig: GradClip must be >= 0, got %g", t.GradClip)
-	case t.EvalIters <= 0:
-		return fmt.Errorf("gpt.TrainConfig: EvalIters must be > 0, got %d", t.EvalIters)
-	}
-	return nil
-}
+// Validate returns an *ArgumentError naming the first field that cannot train
+// ("gpt.TrainConfig: BatchSize must be > 0, got 0"), or nil.
+func (t TrainConfig) Validate() error { return t.check("TrainConfig", "") }
 
 // LR is nanoGPT's get_lr(it): linear warm-up LearningRate·(it+1)/(WarmupIters+1) for it <
 // WarmupIters, then cosine decay from LearningRate to MinLR at LRDecayIters, MinLR after it.

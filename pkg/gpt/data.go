@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/attnbook/attnbook/pkg/torchrand"
 	"github.com/gomlx/gomlx/core/tensors"
@@ -23,8 +24,16 @@ type Tokenizer struct {
 	chars []rune
 }
 
-// NewTokenizer is train_from_text: the vocabulary is sorted(set(text)).
-func NewTokenizer(text string) *Tokenizer {
+// NewTokenizer is train_from_text: the vocabulary is sorted(set(text)). text must be valid UTF-8
+// (a Latin-1 or binary file is an error naming the byte offset of the first bad sequence) and
+// not empty.
+func NewTokenizer(text string) (*Tokenizer, error) {
+	if err := checkUTF8("NewTokenizer", "text", text); err != nil {
+		return nil, err
+	}
+	if text == "" {
+		return nil, argErr("NewTokenizer", "text", "is empty: no characters to make a vocabulary of")
+	}
 	chars := []rune(text)
 	slices.Sort(chars)
 	chars = slices.Compact(chars)
@@ -32,24 +41,65 @@ func NewTokenizer(text string) *Tokenizer {
 	for i, c := range chars {
 		t.ids[c] = int32(i)
 	}
-	return t
+	return t, nil
+}
+
+// checkUTF8 returns an *ArgumentError naming the byte offset (and line) of the first byte of s
+// that is not valid UTF-8.
+func checkUTF8(fn, arg, s string) error {
+	if utf8.ValidString(s) {
+		return nil
+	}
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return argErr(fn, arg, "is not valid UTF-8: byte 0x%02x at byte offset %d (line %d) starts no UTF-8 character; save the text as UTF-8",
+				s[i], i, strings.Count(s[:i], "\n")+1)
+		}
+		i += size
+	}
+	return nil
 }
 
 // VocabSize is the number of characters.
-func (t *Tokenizer) VocabSize() int { return len(t.chars) }
+func (t *Tokenizer) VocabSize() int {
+	if t == nil {
+		return 0
+	}
+	return len(t.chars)
+}
 
 // Vocabulary returns the characters in id order.
-func (t *Tokenizer) Vocabulary() string { return string(t.chars) }
+func (t *Tokenizer) Vocabulary() string {
+	if t == nil {
+		return ""
+	}
+	return string(t.chars)
+}
 
-// Encode returns the ids of text's characters; a character outside the vocabulary is an error
-// naming it and its position.
+// checkTokenizer returns an *ArgumentError for a nil or empty tokenizer.
+func (t *Tokenizer) check(fn string) error {
+	if t == nil || len(t.chars) == 0 {
+		return argErr(fn, "t", "is a tokenizer without a vocabulary: make it with gpt.NewTokenizer(text) (and check its error)")
+	}
+	return nil
+}
+
+// Encode returns the ids of text's characters. Text that is not valid UTF-8, or a character
+// outside the vocabulary, is an error naming its position.
 func (t *Tokenizer) Encode(text string) ([]int32, error) {
+	if err := t.check("Tokenizer.Encode"); err != nil {
+		return nil, err
+	}
+	if err := checkUTF8("Tokenizer.Encode", "text", text); err != nil {
+		return nil, err
+	}
 	ids := make([]int32, 0, len(text))
 	pos := 0
 	for _, c := range text {
 		id, ok := t.ids[c]
 		if !ok {
-			return nil, fmt.Errorf("gpt.Tokenizer.Encode: character %q at position %d is not in the %d-character vocabulary", c, pos, len(t.chars))
+			return nil, argErr("Tokenizer.Encode", "text", "has character %q at position %d, which is not in the %d-character vocabulary", c, pos, len(t.chars))
 		}
 		ids = append(ids, id)
 		pos++
@@ -57,17 +107,20 @@ func (t *Tokenizer) Encode(text string) ([]int32, error) {
 	return ids, nil
 }
 
-// Decode returns the text of ids; an id outside [0, VocabSize) decodes as U+FFFD.
-func (t *Tokenizer) Decode(ids []int32) string {
+// Decode returns the text of ids; an id outside [0, VocabSize) is an error naming it (as
+// Python's itos[i] raises KeyError).
+func (t *Tokenizer) Decode(ids []int32) (string, error) {
+	if err := t.check("Tokenizer.Decode"); err != nil {
+		return "", err
+	}
 	var b strings.Builder
-	for _, id := range ids {
+	for i, id := range ids {
 		if id < 0 || int(id) >= len(t.chars) {
-			b.WriteRune('\uFFFD')
-			continue
+			return "", argErr("Tokenizer.Decode", fmt.Sprintf("ids[%d]", i), "= %d is outside the vocabulary [0, %d)", id, len(t.chars))
 		}
 		b.WriteRune(t.chars[id])
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 // CorpusName is the file name of the Tiny Shakespeare corpus.
@@ -109,7 +162,10 @@ func LoadCorpus(root string) (text, path string, err error) {
 			return "", p, fmt.Errorf("gpt.LoadCorpus: %w", err)
 		}
 		if len(data) == 0 {
-			return "", p, fmt.Errorf("gpt.LoadCorpus: %s is empty", p)
+			return "", p, argErr("LoadCorpus", "corpus "+p, "is empty")
+		}
+		if err := checkUTF8("LoadCorpus", "corpus "+p, string(data)); err != nil {
+			return "", p, err
 		}
 		return string(data), p, nil
 	}
@@ -162,11 +218,21 @@ func NewBatches(name string, data []int32, blockSize, batchSize int, seed int64,
 
 // newBatches returns a batch source drawing from gen, which it may share with others.
 func newBatches(name string, data []int32, blockSize, batchSize int, gen *torchrand.Generator, limit int) (*Batches, error) {
-	if blockSize <= 0 || batchSize <= 0 || limit < 0 {
-		return nil, fmt.Errorf("gpt.NewBatches: need blockSize > 0, batchSize > 0, limit >= 0; got %d, %d, %d", blockSize, batchSize, limit)
+	const fn = "NewBatches"
+	switch {
+	case blockSize <= 0:
+		return nil, argErr(fn, "blockSize", "must be > 0, got %d", blockSize)
+	case batchSize <= 0:
+		return nil, argErr(fn, "batchSize", "must be > 0, got %d", batchSize)
+	case limit < 0:
+		return nil, argErr(fn, "limit", "must be >= 0 (0: an endless training stream), got %d", limit)
+	case len(data) <= blockSize:
+		return nil, argErr(fn, "data", "(%s) has %d tokens, need more than block_size %d", name, len(data), blockSize)
 	}
-	if len(data) <= blockSize {
-		return nil, fmt.Errorf("gpt.NewBatches: %s has %d tokens, need more than block_size %d", name, len(data), blockSize)
+	for i, id := range data {
+		if id < 0 {
+			return nil, argErr(fn, fmt.Sprintf("data[%d]", i), "= %d is not a token id (ids are >= 0)", id)
+		}
 	}
 	return &Batches{name: name, data: data, blockSize: blockSize, batchSize: batchSize, limit: limit, gen: gen}, nil
 }
@@ -199,14 +265,19 @@ func (b *Batches) prime() {
 func (b *Batches) draw() *batch {
 	offsets := make([]int64, b.batchSize)
 	b.gen.FillRandint(offsets, 0, int64(len(b.data)-b.blockSize))
+	return b.batchAt(offsets)
+}
+
+// batchAt is the batch of the windows at offsets (each in [0, len(data) − T)).
+func (b *Batches) batchAt(offsets []int64) *batch {
 	T := b.blockSize
-	xs := make([]int32, 0, b.batchSize*T)
-	ys := make([]int32, 0, b.batchSize*T)
+	xs := make([]int32, 0, len(offsets)*T)
+	ys := make([]int32, 0, len(offsets)*T)
 	for _, i := range offsets {
 		xs = append(xs, b.data[i:int(i)+T]...)
 		ys = append(ys, b.data[i+1:int(i)+1+T]...)
 	}
-	return &batch{tensors.FromFlatDataAndDimensions(xs, b.batchSize, T), tensors.FromFlatDataAndDimensions(ys, b.batchSize, T), offsets}
+	return &batch{tensors.FromFlatDataAndDimensions(xs, len(offsets), T), tensors.FromFlatDataAndDimensions(ys, len(offsets), T), offsets}
 }
 
 // Iter implements train.Dataset: inputs [x], labels [y].

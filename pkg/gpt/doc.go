@@ -28,6 +28,23 @@
 // algorithm. testdata/reference.py is the PyTorch twin; its goldens pin the first loss (1e-5) and
 // the first ten AdamW steps (1e-3).
 //
+// # Bad input
+//
+// Every function checks its arguments before it builds or runs a graph, and a bad one is an
+// *ArgumentError (errors.Is(err, ErrInvalidArgument)) whose message names the function, the
+// argument, what was expected and what was given, as pkg/attention's do:
+// "gpt.Model.Logits: tokens[0, 1] = 50 is outside the vocabulary [0, 10)" (PyTorch raises
+// "index out of range in self" there), "gpt.Model.NewTrainer: tc.BatchSize must be > 0, got 0",
+// "gpt.NewTokenizer: text is not valid UTF-8: byte 0xe9 at byte offset 17 (line 2) …". Graph
+// builders (Model.Forward, Loss, AdamW) panic with the same errors. Load checks a checkpoint's
+// every byte before using it: damaged or foreign files are errors, never panics.
+//
+// # Checkpoints and resuming
+//
+// Trainer.Run saves (RunOptions.CheckpointDir) the weights, AdamW's moments and step, the state
+// of the batch stream and the run's history; Resume continues such a run bit for bit, so a run
+// interrupted at step 150 and resumed to 300 ends with the weights of 300 steps in one go.
+//
 // # Shapes
 //
 // Doc comments name shapes in backticks with nanoGPT's letters: B batch, T tokens, C = NEmbd,

@@ -46,18 +46,6 @@ func (m *Model) exec(name string, fn any) (*model.Exec, error) {
 	return e, nil
 }
 
-// checkBatch validates tokens `[B, T]` for fn.
-func (m *Model) checkBatch(fn string, t *tensors.Tensor) error {
-	if t == nil || t.Rank() != 2 || !t.DType().IsInt() {
-		return fmt.Errorf("gpt.Model.%s: tokens must be an integer [B, T] tensor, got %v", fn, shapeOf(t))
-	}
-	if T := t.Shape().Dimensions[1]; T < 1 || T > m.cfg.BlockSize {
-		return fmt.Errorf("gpt.Model.%s: tokens %s has %d positions, more than the model's block_size %d (or none)",
-			fn, t.Shape(), T, m.cfg.BlockSize)
-	}
-	return nil
-}
-
 func shapeOf(t *tensors.Tensor) any {
 	if t == nil {
 		return "nil"
@@ -66,9 +54,13 @@ func shapeOf(t *tensors.Tensor) any {
 }
 
 // Logits runs the model (evaluation mode) on tokens `[B, T]`, T ≤ BlockSize, and returns the
-// logits `[B, T, V]`.
+// logits `[B, T, V]`. Every token must be an id of the vocabulary: an id outside [0, V) is an
+// *ArgumentError naming its position, as PyTorch's embedding raises "index out of range".
 func (m *Model) Logits(tokens *tensors.Tensor) (*tensors.Tensor, error) {
-	if err := m.checkBatch("Logits", tokens); err != nil {
+	if err := checkModel(m, "Model.Logits"); err != nil {
+		return nil, err
+	}
+	if _, err := m.checkTokens("Model.Logits", "tokens", tokens); err != nil {
 		return nil, err
 	}
 	e, err := m.exec("logits", func(scope *model.Scope, tokens *Node) *Node {
@@ -86,13 +78,21 @@ func (m *Model) Logits(tokens *tensors.Tensor) (*tensors.Tensor, error) {
 }
 
 // BatchLoss is the mean cross-entropy (evaluation mode) of the model on inputs x and targets y,
-// both `[B, T]`.
+// both integer `[B, T]` of token ids (an id outside the vocabulary, in x or y, is an
+// *ArgumentError: PyTorch raises "Target 50 is out of bounds").
 func (m *Model) BatchLoss(x, y *tensors.Tensor) (float64, error) {
-	if err := m.checkBatch("BatchLoss", x); err != nil {
+	const fn = "Model.BatchLoss"
+	if err := checkModel(m, fn); err != nil {
+		return 0, err
+	}
+	if _, err := m.checkTokens(fn, "x", x); err != nil {
 		return 0, err
 	}
 	if y == nil || !slices.Equal(x.Shape().Dimensions, y.Shape().Dimensions) {
-		return 0, fmt.Errorf("gpt.Model.BatchLoss: targets %v must have the shape of the inputs %s", shapeOf(y), x.Shape())
+		return 0, argErr(fn, "y", "(the targets) must have the shape of x %s, got %v", x.Shape(), shapeOf(y))
+	}
+	if _, err := m.checkTokens(fn, "y", y); err != nil {
+		return 0, err
 	}
 	e, err := m.exec("loss", func(scope *model.Scope, x, y *Node) *Node {
 		logits, _ := m.Forward(scope, x)
@@ -112,13 +112,16 @@ func (m *Model) BatchLoss(x, y *tensors.Tensor) (float64, error) {
 // BlockSize tokens (a last, shorter window dropped), every position of every window predicted once
 // — the whole split, not a random sample of batches. Windows go through the model 64 at a time.
 func (m *Model) SplitLoss(ids []int32) (float64, error) {
-	if err := m.checkIDs("SplitLoss", "ids", ids); err != nil {
+	if err := checkModel(m, "Model.SplitLoss"); err != nil {
+		return 0, err
+	}
+	if err := m.checkIDs("Model.SplitLoss", "ids", ids); err != nil {
 		return 0, err
 	}
 	T := m.cfg.BlockSize
 	n := (len(ids) - 1) / T
 	if n == 0 {
-		return 0, fmt.Errorf("gpt.Model.SplitLoss: %d ids make no window of block_size %d tokens plus a target", len(ids), T)
+		return 0, argErr("Model.SplitLoss", "ids", "has %d ids, which make no window of block_size %d tokens plus a target", len(ids), T)
 	}
 	const perBatch = 64
 	total := 0.0
@@ -139,11 +142,14 @@ func (m *Model) SplitLoss(ids []int32) (float64, error) {
 // block's attention weights, `[H, T, T]` per layer: row i of head h is how much token i attends to
 // each earlier token.
 func (m *Model) AttentionWeights(ids []int32) ([]*tensors.Tensor, error) {
-	if err := m.checkIDs("AttentionWeights", "ids", ids); err != nil {
+	if err := checkModel(m, "Model.AttentionWeights"); err != nil {
 		return nil, err
 	}
 	if len(ids) < 1 || len(ids) > m.cfg.BlockSize {
-		return nil, fmt.Errorf("gpt.Model.AttentionWeights: %d tokens, the model's block_size is %d: use a shorter line", len(ids), m.cfg.BlockSize)
+		return nil, argErr("Model.AttentionWeights", "ids", "has %d tokens, want 1 to the model's block_size %d: use a shorter line", len(ids), m.cfg.BlockSize)
+	}
+	if err := m.checkIDs("Model.AttentionWeights", "ids", ids); err != nil {
+		return nil, err
 	}
 	e, err := m.exec("weights", func(scope *model.Scope, tokens *Node) []*Node {
 		_, ws := m.forward(scope, tokens, false) // the fused op returns no weights
@@ -178,17 +184,7 @@ type SampleOptions struct {
 // tokens only. The draws use torchrand's uniforms, not torch.multinomial: the text is
 // reproducible here, not equal to PyTorch's.
 func (m *Model) Generate(prompt []int32, n int, opts SampleOptions) ([]int32, error) {
-	switch {
-	case len(prompt) == 0:
-		return nil, fmt.Errorf("gpt.Model.Generate: prompt is empty; give at least one token (e.g. the id of \"\\n\")")
-	case n < 0:
-		return nil, fmt.Errorf("gpt.Model.Generate: n must be >= 0, got %d", n)
-	case !(opts.Temperature >= 0) || math.IsInf(opts.Temperature, 0):
-		return nil, fmt.Errorf("gpt.Model.Generate: Temperature must be finite and >= 0, got %g", opts.Temperature)
-	case opts.TopK < 0:
-		return nil, fmt.Errorf("gpt.Model.Generate: TopK must be >= 0, got %d", opts.TopK)
-	}
-	if err := m.checkIDs("Generate", "prompt", prompt); err != nil {
+	if err := m.checkSample(prompt, n, opts); err != nil {
 		return nil, err
 	}
 	if opts.KVCache {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gomlx/compute/dtypes"
+
 	"github.com/gomlx/gomlx/core/tensors"
 )
 
@@ -15,14 +17,24 @@ type HeadStat struct {
 	Self, Previous, First, Distance float64
 }
 
-// HeadStats computes a HeadStat for every head of AttentionWeights' output (`[H, T, T]` per
-// layer).
-func HeadStats(weights []*tensors.Tensor) []HeadStat {
+// HeadStats computes a HeadStat for every head of AttentionWeights' output (`[H, T, T]` float32
+// per layer). Any other shape is an *ArgumentError naming the layer.
+func HeadStats(weights []*tensors.Tensor) ([]HeadStat, error) {
 	var stats []HeadStat
 	for l, w := range weights {
+		arg := fmt.Sprintf("weights[%d]", l)
+		if w == nil {
+			return nil, argErr("HeadStats", arg, "must be a float32 [H, T, T] tensor (one layer of Model.AttentionWeights), got nil")
+		}
 		dims := w.Shape().Dimensions
+		if w.Rank() != 3 || dims[1] != dims[2] || w.DType() != dtypes.Float32 {
+			return nil, argErr("HeadStats", arg, "must be a float32 [H, T, T] tensor (one layer of Model.AttentionWeights), got %s", w.Shape())
+		}
 		H, T := dims[0], dims[1]
-		flat := tensors.MustCopyFlatData[float32](w)
+		flat, err := tensors.CopyFlatData[float32](w)
+		if err != nil {
+			return nil, argErr("HeadStats", arg, "cannot be read: %v", err)
+		}
 		for h := range H {
 			s := HeadStat{Layer: l, Head: h}
 			if T < 2 {
@@ -43,32 +55,51 @@ func HeadStats(weights []*tensors.Tensor) []HeadStat {
 			stats = append(stats, s)
 		}
 	}
-	return stats
+	return stats, nil
+}
+
+// checkSameHeads returns an *ArgumentError unless before and after list the same heads.
+func checkSameHeads(fn string, before, after []HeadStat) error {
+	if len(before) != len(after) {
+		return argErr(fn, "before", "has %d heads, after has %d: want the stats of the same model's heads, before and after training", len(before), len(after))
+	}
+	for i := range after {
+		if before[i].Layer != after[i].Layer || before[i].Head != after[i].Head {
+			return argErr(fn, fmt.Sprintf("before[%d]", i), "is block %d head %d, after[%d] is block %d head %d: want the same heads in the same order",
+				before[i].Layer, before[i].Head, i, after[i].Layer, after[i].Head)
+		}
+	}
+	return nil
 }
 
 // FormatHeadStats lays out before and after (same heads, in order) as a text table, one head per
-// line, each with its self / previous / first weights and mean distance before → after.
-func FormatHeadStats(before, after []HeadStat) string {
+// line, each with its self / previous / first weights and mean distance before → after. Lists
+// of other heads are an *ArgumentError.
+func FormatHeadStats(before, after []HeadStat) (string, error) {
+	if err := checkSameHeads("FormatHeadStats", before, after); err != nil {
+		return "", err
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-10s %-15s %-15s %-15s %-15s\n", "head", "self", "previous", "first", "distance")
 	for i, a := range after {
-		var o HeadStat
-		if i < len(before) {
-			o = before[i]
-		}
+		o := before[i]
 		cell := func(x, y float64) string { return fmt.Sprintf("%.2f → %.2f", x, y) }
 		fmt.Fprintf(&b, "%-10s %-15s %-15s %-15s %-15s\n", fmt.Sprintf("L%d H%d", a.Layer, a.Head),
 			cell(o.Self, a.Self), cell(o.Previous, a.Previous), cell(o.First, a.First), cell(o.Distance, a.Distance))
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 // SummarizeHeads names, in a few sentences, the heads of after that stand out compared with before
 // (same heads, in order): the largest weight on the token itself, on the previous token, the
-// smallest on the first token, and the shortest mean distance.
-func SummarizeHeads(before, after []HeadStat) string {
-	if len(after) == 0 || len(before) != len(after) {
-		return ""
+// smallest on the first token, and the shortest mean distance. Lists of other heads, or none,
+// are an *ArgumentError.
+func SummarizeHeads(before, after []HeadStat) (string, error) {
+	if err := checkSameHeads("SummarizeHeads", before, after); err != nil {
+		return "", err
+	}
+	if len(after) == 0 {
+		return "", argErr("SummarizeHeads", "after", "has no heads to summarize")
 	}
 	pick := func(better func(a, b HeadStat) bool) int {
 		best := 0
@@ -89,5 +120,5 @@ func SummarizeHeads(before, after []HeadStat) string {
 	fmt.Fprintf(&b, "least on the first token: %s, %.2f (%.2f before)\n", name(after[i]), after[i].First, before[i].First)
 	i = pick(func(a, b HeadStat) bool { return a.Distance < b.Distance })
 	fmt.Fprintf(&b, "shortest look back: %s, %.1f tokens on average (%.1f before)\n", name(after[i]), after[i].Distance, before[i].Distance)
-	return b.String()
+	return b.String(), nil
 }

@@ -18,7 +18,10 @@ func TestHeadStats(t *testing.T) {
 			w[(T+i)*T+j] = 1 / float32(i+1) // head 1: uniform
 		}
 	}
-	stats := HeadStats([]*tensors.Tensor{tensors.FromFlatDataAndDimensions(w, 2, T, T)})
+	stats, err := HeadStats([]*tensors.Tensor{tensors.FromFlatDataAndDimensions(w, 2, T, T)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(stats) != 2 {
 		t.Fatalf("%d stats", len(stats))
 	}
@@ -32,7 +35,10 @@ func TestHeadStats(t *testing.T) {
 	if !near(u.Self, want) || !near(u.Previous, want) || !near(u.First, want) || !near(u.Distance, (0.5+1+1.5)/3) {
 		t.Errorf("uniform head: %+v, want self=previous=first=%g, distance 1", u, want)
 	}
-	sum := SummarizeHeads([]HeadStat{u, u}, stats)
+	sum, err := SummarizeHeads([]HeadStat{{Layer: 0, Head: 0, Self: u.Self, Previous: u.Previous, First: u.First, Distance: u.Distance}, u}, stats)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{"most on the previous token: block 0 head 0, 1.00 (0.36 before)",
 		"most on the token itself: block 0 head 1, 0.36", "least on the first token: block 0 head 0, 0.33 (0.36 before)",
 		"shortest look back: block 0 head 0, 1.0 tokens"} {
@@ -40,7 +46,10 @@ func TestHeadStats(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, sum)
 		}
 	}
-	table := FormatHeadStats(stats, stats)
+	table, err := FormatHeadStats(stats, stats)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !strings.Contains(table, "L0 H0") || !strings.Contains(table, "1.00 → 1.00") {
 		t.Errorf("table:\n%s", table)
 	}

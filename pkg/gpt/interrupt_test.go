@@ -42,15 +42,17 @@ func TestInterrupt(t *testing.T) {
 	if r.res.Saved != dir || !HasCheckpoint(dir) {
 		t.Fatalf("no checkpoint saved in %s (result %+v)", dir, r.res)
 	}
-	loaded, err := Load(dir, m.Config())
+	// Running again resumes there and trains to the end.
+	train, val := SplitTrainVal(syntheticData(6000))
+	tr2, err := Resume(dir, m.Config(), tr.tc, train, val)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr2, err := loaded.NewTrainer(tr.tc, syntheticData(100), syntheticData(100))
-	if err != nil {
-		t.Fatal(err)
+	if tr2.Step() != r.res.TotalSteps || len(tr2.Losses) != r.res.TotalSteps {
+		t.Errorf("resumed at step %d with %d losses, the run stopped at %d", tr2.Step(), len(tr2.Losses), r.res.TotalSteps)
 	}
-	if tr2.Step() != r.res.TotalSteps {
-		t.Errorf("checkpoint at step %d, the run stopped at %d", tr2.Step(), r.res.TotalSteps)
+	res, err := tr2.Run(RunOptions{CheckpointDir: dir})
+	if err != nil || res.TotalSteps != 60 || len(tr2.Losses) != 60 || tr2.Evals[len(tr2.Evals)-1].Step != 60 {
+		t.Errorf("resumed run: %+v, %v; %d losses", res, err, len(tr2.Losses))
 	}
 }

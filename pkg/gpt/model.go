@@ -3,6 +3,7 @@ package gpt
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 
@@ -38,7 +39,8 @@ type Model struct {
 	execs        map[string]*model.Exec // inference graphs, compiled for execsWeights
 	execsWeights backend.Weights        // see backend.Weights: they hold the weights as constants
 
-	gen *torchrand.Generator // New's generator, after the weights' draws (nil for a loaded model)
+	gen   *torchrand.Generator // New's generator, after the weights' draws (nil for a loaded model)
+	saved *trainState          // the training state of the checkpoint Load read, if any (for Resume)
 }
 
 // New builds a GPT with the weights nanoGPT's GPT(config) gets after torch.manual_seed: it draws
@@ -55,11 +57,11 @@ type Model struct {
 // The model keeps g: a trainer with TrainConfig.NanoGPTDraws continues its stream, as nanoGPT's
 // batches continue torch's global generator. The model runs on pkg/backend's default backend.
 func New(cfg Config, g *torchrand.Generator) (*Model, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.check("New", "cfg."); err != nil {
 		return nil, err
 	}
 	if g == nil {
-		return nil, fmt.Errorf("gpt.New: g must be a *torchrand.Generator, got nil")
+		return nil, argErr("New", "g", "must be a *torchrand.Generator (torchrand.New(seed)), got nil")
 	}
 	b, err := backend.Default()
 	if err != nil {
@@ -119,6 +121,15 @@ func (c Config) params() []param {
 	}
 	ln("ln_f")
 	return ps
+}
+
+// paramTensors is len(c.params()), without listing them.
+func (c Config) paramTensors() int {
+	perLN, perLinear := 1, 1
+	if c.Bias {
+		perLN, perLinear = 2, 2
+	}
+	return 2 + c.NLayer*(2*perLN+6*perLinear) + perLN
 }
 
 // initialWeights draws the parameters as New documents, returning flat values by key.
@@ -241,21 +252,23 @@ func (m *Model) layerNorm(scope *model.Scope, prefix string, x *Node) *Node {
 // Forward builds the model on tokens `[B, T]` (any integer dtype, T ≤ BlockSize) and returns the
 // logits `[B, T, V]` and, unless Fused is set, each block's attention weights `[B, H, T, T]`
 // (after the softmax, before dropout). Dropout is applied when scope's store is training.
-// It panics with an error naming the shapes if tokens is not `[B, T]` with 1 ≤ T ≤ BlockSize.
+// It panics with an *ArgumentError naming the shapes if tokens is not an integer `[B, T]` with
+// 1 ≤ T ≤ BlockSize. A graph cannot check the token values: ids outside the vocabulary are
+// clamped by the embedding's gather; Logits and BatchLoss check them before building.
 func (m *Model) Forward(scope *model.Scope, tokens *Node) (logits *Node, weights []*Node) {
 	return m.forward(scope, tokens, m.Fused)
 }
 
 func (m *Model) forward(scope *model.Scope, tokens *Node, fused bool) (logits *Node, weights []*Node) {
+	if m == nil {
+		argPanic("Model.Forward", "m", "is nil: make the model with gpt.New or gpt.Load (and check their error)")
+	}
 	cfg := m.cfg
-	if tokens.Rank() != 2 || !tokens.DType().IsInt() {
-		panic(fmt.Errorf("gpt.Model.Forward: tokens must be an integer [B, T] tensor, got %s", tokens.Shape()))
+	if tokens == nil {
+		argPanic("Model.Forward", "tokens", "must be an integer [B, T] node, got nil")
 	}
+	m.checkGraphTokens("Model.Forward", tokens.Rank(), tokens.DType(), tokens.Shape().Dimensions, tokens.Shape())
 	T := tokens.Shape().Dimensions[1]
-	if T < 1 || T > cfg.BlockSize {
-		panic(fmt.Errorf("gpt.Model.Forward: tokens %s has %d positions, the model's block_size is %d",
-			tokens.Shape(), T, cfg.BlockSize))
-	}
 	g := tokens.Graph()
 	if scope == nil {
 		scope = m.store.RootScope()
@@ -319,7 +332,24 @@ func (m *Model) attention(scope *model.Scope, prefix string, x *Node, fused bool
 
 // Loss is the mean cross-entropy of logits `[B, T, V]` against the next tokens targets `[B, T]`
 // (F.cross_entropy(logits.view(-1, V), targets.view(-1))), through GoMLX's
-// loss.SparseCategoricalCrossEntropyLogits. It returns a scalar.
+// loss.SparseCategoricalCrossEntropyLogits. It returns a scalar. It panics with an
+// *ArgumentError unless logits is a float `[B, T, V]` and targets an integer `[B, T]` (target
+// values cannot be checked in a graph: BatchLoss checks them before building).
 func Loss(logits, targets *Node) *Node {
+	switch {
+	case logits == nil || logits.Rank() != 3 || !logits.DType().IsFloat():
+		argPanic("Loss", "logits", "must be a float [B, T, V] node, got %s", nodeShape(logits))
+	case targets == nil || targets.Rank() != 2 || !targets.DType().IsInt():
+		argPanic("Loss", "targets", "must be an integer [B, T] node, got %s", nodeShape(targets))
+	case !slices.Equal(logits.Shape().Dimensions[:2], targets.Shape().Dimensions):
+		argPanic("Loss", "targets", "shape %s must be logits' [B, T] = %v", targets.Shape(), logits.Shape().Dimensions[:2])
+	}
 	return ReduceAllMean(crossEntropy(logits, targets))
+}
+
+func nodeShape(n *Node) any {
+	if n == nil {
+		return "nil"
+	}
+	return n.Shape()
 }

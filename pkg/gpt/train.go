@@ -3,11 +3,13 @@ package gpt
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"sync/atomic"
 	"time"
 
+	"github.com/attnbook/attnbook/pkg/display"
 	"github.com/attnbook/attnbook/pkg/torchrand"
 	"github.com/gomlx/compute/dtypes"
 	. "github.com/gomlx/gomlx/core/graph"
@@ -15,9 +17,6 @@ import (
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/ml/train"
 	"github.com/gomlx/gomlx/ml/train/metric"
-	"github.com/gomlx/gomlx/ui/commandline"
-	"github.com/gomlx/gomlx/ui/gonb/margaid"
-	stdplots "github.com/gomlx/gomlx/ui/plot"
 )
 
 // ErrInterrupted is matched (errors.Is) by Trainer.Run's error when an interrupt (SIGINT, the
@@ -33,6 +32,7 @@ type Trainer struct {
 	loop    *train.Loop
 
 	trainBatches, trainEval, valEval *Batches
+	trainPrint, valPrint             dataPrint // of the ids it was made with, for Resume
 
 	// History of this trainer's runs.
 	Losses []float64    // batch loss of every step, in order
@@ -54,18 +54,30 @@ type EvalPoint struct {
 // change between estimates. With tc.NanoGPTDraws every batch comes from the generator that
 // initialized m (gpt.New's g; for a loaded model, a generator seeded with tc.Seed, as nanoGPT
 // reseeds when it resumes), in nanoGPT's order.
+//
+// A loaded model's trainer starts a new batch stream; Resume continues the one of the run that
+// saved the checkpoint.
 func (m *Model) NewTrainer(tc TrainConfig, trainIDs, valIDs []int32) (*Trainer, error) {
-	if err := tc.Validate(); err != nil {
+	const fn = "Model.NewTrainer"
+	if err := checkModel(m, fn); err != nil {
 		return nil, err
 	}
-	if err := m.checkIDs("NewTrainer", "trainIDs", trainIDs); err != nil {
-		return nil, err
-	}
-	if err := m.checkIDs("NewTrainer", "valIDs", valIDs); err != nil {
+	if err := tc.check(fn, "tc."); err != nil {
 		return nil, err
 	}
 	T := m.cfg.BlockSize
-	t := &Trainer{m: m, tc: tc}
+	for _, d := range []struct {
+		name string
+		ids  []int32
+	}{{"trainIDs", trainIDs}, {"valIDs", valIDs}} {
+		if len(d.ids) <= T {
+			return nil, argErr(fn, d.name, "has %d ids, need more than block_size %d (one window and its targets)", len(d.ids), T)
+		}
+		if err := m.checkIDs(fn, d.name, d.ids); err != nil {
+			return nil, err
+		}
+	}
+	t := &Trainer{m: m, tc: tc, trainPrint: fingerprint(trainIDs), valPrint: fingerprint(valIDs)}
 	var err error
 	if tc.NanoGPTDraws {
 		g := m.gen
@@ -108,22 +120,21 @@ func (m *Model) NewTrainer(tc TrainConfig, trainIDs, valIDs []int32) (*Trainer, 
 	return t, nil
 }
 
-func (m *Model) checkIDs(fn, arg string, ids []int32) error {
-	for i, id := range ids {
-		if id < 0 || int(id) >= m.cfg.VocabSize {
-			return fmt.Errorf("gpt.%s: %s[%d] = %d is outside the vocabulary [0, %d)", fn, arg, i, id, m.cfg.VocabSize)
-		}
-	}
-	return nil
-}
-
 // Step is the number of training steps taken so far (GoMLX's global step; it survives a
 // checkpoint).
-func (t *Trainer) Step() int { return int(t.trainer.GlobalStep()) }
+func (t *Trainer) Step() int {
+	if t == nil {
+		return 0
+	}
+	return int(t.trainer.GlobalStep())
+}
 
 // TokensPerSecond is the training throughput of the current (or last) run so far: B·T tokens per
 // step, over the run's wall time (compilation and loss estimates included).
 func (t *Trainer) TokensPerSecond() float64 {
+	if t == nil {
+		return 0
+	}
 	s := time.Since(t.start).Seconds()
 	if s <= 0 {
 		return 0
@@ -131,10 +142,21 @@ func (t *Trainer) TokensPerSecond() float64 {
 	return float64(t.stepT.Load()*int64(t.tc.BatchSize*t.m.cfg.BlockSize)) / s
 }
 
+// checkTrainer returns an *ArgumentError for a nil Trainer.
+func checkTrainer(t *Trainer, fn string) error {
+	if t == nil {
+		return argErr(fn, "t", "is nil: make the trainer with Model.NewTrainer or gpt.Resume (and check their error)")
+	}
+	return nil
+}
+
 // Estimate returns the mean loss over TrainConfig.EvalIters batches of the training and then of
 // the validation split (evaluation mode: no dropout): fixed batches, or with NanoGPTDraws the next
 // ones of the stream.
 func (t *Trainer) Estimate() (trainLoss, valLoss float64, err error) {
+	if err := checkTrainer(t, "Trainer.Estimate"); err != nil {
+		return 0, 0, err
+	}
 	if trainLoss, err = t.eval(t.trainEval); err != nil {
 		return 0, 0, err
 	}
@@ -168,11 +190,18 @@ func (t *Trainer) eval(ds *Batches) (float64, error) {
 
 // RunOptions selects what a run shows and where it saves.
 type RunOptions struct {
-	Progress      bool   // GoMLX's progress bar: step, loss, tokens/s, steps/s and time left
-	Plot          bool   // a live loss plot (train and validation estimates), SVG via GoMLX's margaid: offline
-	CheckpointDir string // if set, Save here at the end of the run, also when it is interrupted
+	// Progress shows the run as one display updated in place (pkg/display's Progress): step,
+	// batch loss, tokens/s, elapsed time, ETA, a bar and, with Plot, the loss plot. In a GoNB
+	// notebook it is one HTML output (no terminal escapes); elsewhere a plain-text line every
+	// 10 s and at the end.
+	Progress bool
+	// Plot adds the loss plot to the progress display (batch losses, and the train and
+	// validation estimates); without Progress, the plot alone is shown once, at the end.
+	Plot          bool
+	CheckpointDir string // if set, Trainer.Save here at the end of the run, also when it is interrupted
 	Interruptible bool   // stop cleanly on SIGINT (the notebook's interrupt) after the current step
-	Steps         int    // steps to run (0: up to TrainConfig.MaxIters in all)
+	Steps         int    // steps to run (0: up to TrainConfig.MaxIters in all); < 0 is an error
+	Note          string // a line shown under the progress bar, e.g. "resumed at step 150 of 300"
 }
 
 // RunResult summarizes a run.
@@ -180,36 +209,109 @@ type RunResult struct {
 	Steps        int     // steps taken in this run
 	TotalSteps   int     // global step at the end
 	Seconds      float64 // wall time of the run, compilation and estimates included
-	TokensPerSec float64 // B·T·Steps / Seconds
-	LastLoss     float64 // batch loss of the last step
+	TokensPerSec float64 // B·T·Steps / Seconds (0 when no step was taken)
+	LastLoss     float64 // batch loss of the last step (of the history, after Resume)
 	Interrupted  bool
 	Saved        string // checkpoint directory written, if any
 }
 
 // Run trains until TrainConfig.MaxIters steps were taken in all (or opts.Steps more), estimating
-// the losses every EvalInterval steps and at the end. On an interrupt (opts.Interruptible) it
-// stops after the step under way, saves if asked, and returns the result with an error matching
-// ErrInterrupted.
+// the losses every EvalInterval steps and at the end, then saves to opts.CheckpointDir if set.
+// When there is nothing left to train (the trainer is at MaxIters already, as after Resume of a
+// finished run) it still makes the closing estimate (unless Evals already ends with one at this
+// step) and saves, so that Evals always ends with the estimate at the current step. On an
+// interrupt (opts.Interruptible) it stops after the step under way, estimates, saves if asked,
+// and returns the result with an error matching ErrInterrupted. A negative opts.Steps is an
+// *ArgumentError.
+//
+// With NanoGPTDraws, estimates that nanoGPT would not make (at a step that is neither a multiple
+// of EvalInterval nor MaxIters: after an interrupt, or a run of opts.Steps) draw their batches
+// from a copy of the stream, so that a run resumed from there continues with the batches an
+// uninterrupted run would have drawn.
 func (t *Trainer) Run(opts RunOptions) (RunResult, error) {
+	if err := checkTrainer(t, "Trainer.Run"); err != nil {
+		return RunResult{}, err
+	}
+	if opts.Steps < 0 {
+		return RunResult{}, argErr("Trainer.Run", "opts.Steps", "must be >= 0 (0: up to TrainConfig.MaxIters = %d), got %d", t.tc.MaxIters, opts.Steps)
+	}
 	target := t.tc.MaxIters
 	if opts.Steps > 0 {
 		target = t.Step() + opts.Steps
 	}
 	startStep := t.Step()
-	res := RunResult{TotalSteps: startStep}
-	if target <= startStep {
+	res := RunResult{TotalSteps: startStep, LastLoss: math.NaN()}
+	if len(t.Losses) > 0 {
+		res.LastLoss = t.Losses[len(t.Losses)-1]
+	}
+	var progress *display.Progress
+	if opts.Progress {
+		progress = display.NewProgress()
+	}
+	runStart := time.Now()
+	state := func(step int, note string) display.TrainingState {
+		s := display.TrainingState{Step: step, Total: max(target, step), Loss: math.NaN(), TokensPerSec: t.TokensPerSecond(),
+			Elapsed: time.Since(runStart), ETA: -1, Note: note}
+		if len(t.Losses) > 0 {
+			s.Loss = t.Losses[len(t.Losses)-1]
+		}
+		if done := step - startStep; done > 0 && !t.start.IsZero() {
+			perStep := time.Since(t.start) / time.Duration(done)
+			s.ETA = perStep * time.Duration(max(0, target-step))
+		}
+		if opts.Plot {
+			s.Losses = t.Losses
+			for _, e := range t.Evals {
+				s.Estimates = append(s.Estimates, display.LossEstimate{Step: e.Step, Train: e.Train, Validate: e.Validate})
+			}
+		}
+		return s
+	}
+	finish := func(note string) {
+		s := state(res.TotalSteps, note)
+		s.TokensPerSec = res.TokensPerSec // the run's, as RunResult reports it
+		switch {
+		case progress != nil:
+			progress.Finish(s)
+		case opts.Plot:
+			display.ShowSVG(display.LossPlotSVG(s.Losses, s.Estimates, s.Total), nil)
+		}
+	}
+	estimate := func(step int) error {
+		gen := t.trainBatches.gen
+		if t.tc.NanoGPTDraws && !t.nanoGPTEstimates(step) {
+			saved := gen.State()
+			defer func() { _ = gen.SetState(saved) }()
+		}
+		tr, va, err := t.Estimate()
+		if err != nil {
+			return err
+		}
+		t.Evals = append(t.Evals, EvalPoint{Step: step, Train: tr, Validate: va})
+		return nil
+	}
+	hasEstimate := func(step int) bool { return len(t.Evals) > 0 && t.Evals[len(t.Evals)-1].Step == step }
+	t.start = time.Time{}
+	t.stepT.Store(0)
+
+	if target <= startStep { // nothing to train: the closing estimate and save only
+		if !hasEstimate(startStep) {
+			if err := estimate(startStep); err != nil {
+				return res, err
+			}
+		}
+		if err := t.saveTo(opts.CheckpointDir, &res); err != nil {
+			return res, err
+		}
+		note := opts.Note
+		if note == "" {
+			note = fmt.Sprintf("nothing to train: at step %d of %d", startStep, target)
+		}
+		finish(note)
 		return res, nil
 	}
+
 	t.loop = train.NewLoop(t.trainer)
-	var plots *margaid.Plots
-	if opts.Plot {
-		plots = margaid.New(720, 320).DynamicUpdates()
-	}
-	if opts.Progress {
-		commandline.AttachProgressBar(t.loop, func() (string, string) {
-			return "Tokens per second", fmt.Sprintf("%.0f", t.TokensPerSecond())
-		})
-	}
 	var interrupted atomic.Bool
 	if opts.Interruptible {
 		ch := make(chan os.Signal, 1)
@@ -224,26 +326,15 @@ func (t *Trainer) Run(opts RunOptions) (RunResult, error) {
 			}
 		}()
 	}
-	estimate := func(step int) error {
-		tr, va, err := t.Estimate()
-		if err != nil {
-			return err
-		}
-		t.Evals = append(t.Evals, EvalPoint{Step: step, Train: tr, Validate: va})
-		if plots != nil {
-			plots.AddPoint(stdplots.Point{MetricName: "train", MetricType: "loss", Step: float64(step), Value: tr})
-			plots.AddPoint(stdplots.Point{MetricName: "validation", MetricType: "loss", Step: float64(step), Value: va})
-			plots.DynamicSampleDone(false)
-		}
-		return nil
+	if progress != nil {
+		progress.Update(state(startStep, opts.Note))
 	}
-	if t.tc.EvalInterval > 0 && (len(t.Evals) == 0 || t.Evals[len(t.Evals)-1].Step != startStep) {
+	if t.tc.EvalInterval > 0 && !hasEstimate(startStep) {
 		if err := estimate(startStep); err != nil {
 			return res, err
 		}
 	}
 	t.start = time.Now()
-	t.stepT.Store(0)
 	t.loop.OnStep("gpt", 1000, func(loop *train.Loop, metrics []*tensors.Tensor) error {
 		t.Losses = append(t.Losses, float64(tensors.ToScalar[float32](metrics[0])))
 		t.stepT.Add(1)
@@ -252,6 +343,9 @@ func (t *Trainer) Run(opts RunOptions) (RunResult, error) {
 			if err := estimate(step); err != nil {
 				return err
 			}
+		}
+		if progress != nil {
+			progress.Update(state(step, opts.Note))
 		}
 		if interrupted.Load() {
 			return ErrInterrupted
@@ -262,7 +356,9 @@ func (t *Trainer) Run(opts RunOptions) (RunResult, error) {
 	res.Seconds = time.Since(t.start).Seconds()
 	res.TotalSteps = t.Step()
 	res.Steps = res.TotalSteps - startStep
-	res.TokensPerSec = float64(res.Steps*t.tc.BatchSize*t.m.cfg.BlockSize) / res.Seconds
+	if res.Steps > 0 && res.Seconds > 0 {
+		res.TokensPerSec = float64(res.Steps*t.tc.BatchSize*t.m.cfg.BlockSize) / res.Seconds
+	}
 	if len(t.Losses) > 0 {
 		res.LastLoss = t.Losses[len(t.Losses)-1]
 	}
@@ -270,20 +366,39 @@ func (t *Trainer) Run(opts RunOptions) (RunResult, error) {
 		return res, fmt.Errorf("gpt.Trainer.Run: %w", err)
 	}
 	res.Interrupted = err != nil
-	if eerr := estimate(res.TotalSteps); eerr != nil {
-		return res, eerr
-	}
-	if plots != nil {
-		plots.DynamicPlot(true)
-	}
-	if opts.CheckpointDir != "" {
-		if serr := t.m.Save(opts.CheckpointDir); serr != nil {
-			return res, serr
+	if !hasEstimate(res.TotalSteps) {
+		if eerr := estimate(res.TotalSteps); eerr != nil {
+			return res, eerr
 		}
-		res.Saved = opts.CheckpointDir
 	}
+	if serr := t.saveTo(opts.CheckpointDir, &res); serr != nil {
+		return res, serr
+	}
+	note := opts.Note
+	if res.Interrupted {
+		note = fmt.Sprintf("interrupted after step %d of %d: run the cell again to resume", res.TotalSteps, target)
+	}
+	finish(note)
 	if res.Interrupted {
 		return res, fmt.Errorf("gpt.Trainer.Run: %w after step %d of %d (weights kept)", ErrInterrupted, res.TotalSteps, target)
 	}
 	return res, nil
+}
+
+// nanoGPTEstimates reports whether nanoGPT's train.py estimates the losses after step (at every
+// multiple of eval_interval, and at max_iters).
+func (t *Trainer) nanoGPTEstimates(step int) bool {
+	return step == t.tc.MaxIters || (t.tc.EvalInterval > 0 && step%t.tc.EvalInterval == 0)
+}
+
+// saveTo saves to dir if it is set, recording it in res.
+func (t *Trainer) saveTo(dir string, res *RunResult) error {
+	if dir == "" {
+		return nil
+	}
+	if err := t.Save(dir); err != nil {
+		return err
+	}
+	res.Saved = dir
+	return nil
 }
