@@ -157,10 +157,3 @@ func at(xs []float64, i int) any {
 	return "none"
 }
 
-func maxAbsDiff(a, b []float32) float64 {
-	d := 0.0
-	for i := range min(len(a), len(b)) {
-		d = math.Max(d, math.Abs(float64(a[i])-float64(b[i])))
-	}
-	return d
-}
