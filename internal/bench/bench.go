@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -47,6 +48,7 @@ type Options struct {
 	Compute      bool          // --compute-kernels: matmul mode also times compute's own kernels (ATTNBOOK_SGEMM=off)
 	Cells        bool          // --cells: notebook cell latency instead of attention
 	WriteDocs    bool          // --write-docs: update docs/benchmarks.md and docs/benchmarks.json
+	Label        string        // --label: the report's label (its section and JSON entry); "" = by the run's kind
 	Render       bool          // --render-docs: only rewrite docs/benchmarks.md from docs/benchmarks.json
 	Args         []string      // the command line, for the report
 }
@@ -133,6 +135,7 @@ func ParseFlags(root string, args []string, stderr io.Writer) (Options, error) {
 	fs.BoolVar(&o.Compute, "compute-kernels", true, "matmul mode: also time GoMLX on compute's own matrix kernels, without attnbook's sgemm (go run in a child process, $"+backend.MatmulEnv+"=off)")
 	fs.BoolVar(&o.Cells, "cells", false, "measure notebook cell latency instead: go run ./kernel run on notebooks/*.ipynb")
 	fs.BoolVar(&o.WriteDocs, "write-docs", false, "also update docs/benchmarks.md (between its markers) and docs/benchmarks.json")
+	fs.StringVar(&o.Label, "label", "", "the run's label: its section of docs/benchmarks.md and entry of docs/benchmarks.json (default by the run's kind: quick, full, matmul, cells or custom)")
 	fs.BoolVar(&o.Render, "render-docs", false, "measure nothing: rewrite docs/benchmarks.md's sections from docs/benchmarks.json")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: go run ./kernel bench [--quick] [--size b,t,d,h] [--mode forward|backward|both|matmul] [--reps N] [-o DIR] [--write-docs] [--cells]")
@@ -193,6 +196,9 @@ func ParseFlags(root string, args []string, stderr io.Writer) (Options, error) {
 		return o, fmt.Errorf("-matmul-sizes %q: %v", sizes, err)
 	}
 	o.Backends = splitList(backends)
+	if o.Label != "" && !regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`).MatchString(o.Label) {
+		return o, fmt.Errorf("-label %q: want lower-case letters, digits and dashes, e.g. current-pytorch", o.Label)
+	}
 	if o.CurrentTorch != "auto" && o.CurrentTorch != "off" {
 		return o, fmt.Errorf("-current-torch %q: want auto or off", o.CurrentTorch)
 	}
