@@ -12,7 +12,8 @@ import (
 // TestMHAImplementations runs notebook 09: its tables are docs/benchmarks.json's runs, value
 // by value; its charts draw a group per formulation timed in their mode and a bar per column, and
 // say why bars are missing; its summary cell prints the ratios the prose quotes, computed from the
-// same file.
+// same file; its current-PyTorch cell prints the run with PyTorch 2.6 beside 1.13 and GoMLX's
+// fastest against 2.6's F.scaled_dot_product_attention.
 func TestMHAImplementations(t *testing.T) {
 	r := nbrun.Execute(t, "notebooks/09_mha_implementations.ipynb")
 	CheckClean(t, r)
@@ -64,6 +65,29 @@ func TestMHAImplementations(t *testing.T) {
 	}
 	if !strings.Contains(summary, "% of peak") || !strings.Contains(summary, docs.Runs["matmul"].Peak.Formula) {
 		t.Errorf("summary lacks the matmul against the peak:\n%s", summary)
+	}
+
+	// The current PyTorch (2.6, in its container) beside 1.13: its run's tables, and GoMLX's
+	// fastest against its F.scaled_dot_product_attention, forward and fwd+bwd, from the same file.
+	cur := docs.Runs["current-pytorch"]
+	if cur == nil {
+		t.Fatalf("docs/benchmarks.json has no current-pytorch run")
+	}
+	out := r.Find(t, `docs.Runs["current-pytorch"]`).Stdout
+	if !strings.Contains(out, cur.TablesText()) || !strings.Contains(out, "PyTorch "+cur.Versions.PyTorchContainer+" in a container") {
+		t.Errorf("the current-PyTorch cell does not print its run's tables and versions:\n%s", out)
+	}
+	for _, mode := range []benchdata.Mode{benchdata.Forward, benchdata.Backward} {
+		fast := cur.Fastest("go/go", mode)
+		sdpa := cur.Find(benchdata.SDPARow, "pytorch/container-openblas", mode)
+		if fast == nil || sdpa == nil {
+			t.Fatalf("current-pytorch run: %s: GoMLX's fastest %v, PyTorch 2.6's SDPA %v: want both timed", mode.Label(), fast, sdpa)
+		}
+		want := fmt.Sprintf("GoMLX's fastest (%s, %s ms) ÷ PyTorch 2.6 (OpenBLAS)'s F.scaled_dot_product_attention (%s ms): %s",
+			fast.Impl, benchdata.FormatMS(fast.MedianMS), benchdata.FormatMS(sdpa.MedianMS), benchdata.FormatRatio(fast.MedianMS/sdpa.MedianMS))
+		if !strings.Contains(out, want) {
+			t.Errorf("the current-PyTorch cell lacks %q:\n%s", want, out)
+		}
 	}
 }
 
