@@ -416,7 +416,7 @@ func Run(o Options, progress io.Writer) (*benchdata.Report, error) {
 			}
 			for _, t := range torches {
 				tname := TorchName(name)
-				if t.series.Backend == "reference-blas" && !slices.Contains(o.RefImpls, name) {
+				if strings.HasSuffix(t.series.Backend, "reference-blas") && !slices.Contains(o.RefImpls, name) {
 					continue
 				}
 				if !slices.Contains(t.setup.Impls, tname) {
