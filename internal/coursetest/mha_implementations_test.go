@@ -74,6 +74,12 @@ func TestMHAImplementations(t *testing.T) {
 		t.Fatalf("docs/benchmarks.json has no current-pytorch run")
 	}
 	out := r.Find(t, `docs.Runs["current-pytorch"]`).Stdout
+	var prose string
+	for _, c := range r.Cells {
+		if c.Type == "markdown" && strings.HasPrefix(c.Source, "## 5. Against current PyTorch") {
+			prose = c.Source
+		}
+	}
 	if !strings.Contains(out, cur.TablesText()) || !strings.Contains(out, "PyTorch "+cur.Versions.PyTorchContainer+" in a container") {
 		t.Errorf("the current-PyTorch cell does not print its run's tables and versions:\n%s", out)
 	}
@@ -88,6 +94,24 @@ func TestMHAImplementations(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the current-PyTorch cell lacks %q:\n%s", want, out)
 		}
+		// The prose quotes these two ratios.
+		if quoted := benchdata.FormatRatio(fast.MedianMS/sdpa.MedianMS) + " "; !strings.Contains(prose, strings.Replace(quoted, "x ", "×", 1)) {
+			t.Errorf("the prose does not quote GoMLX's fastest ÷ PyTorch 2.6's SDPA, %s: %s", mode.Label(), quoted)
+		}
+	}
+	// "about four times as long as PyTorch 1.13 on the same chapter code forward, and longer
+	// still forward + backward"; "about half the time of its chapter code".
+	fwd := cur.Ratio("chapter", "pytorch/container-openblas", "pytorch/openblas", benchdata.Forward)
+	bwd := cur.Ratio("chapter", "pytorch/container-openblas", "pytorch/openblas", benchdata.Backward)
+	var half float64
+	if a, b := cur.Find(benchdata.SDPARow, "pytorch/container-openblas", benchdata.Backward), cur.Find("chapter", "pytorch/container-openblas", benchdata.Backward); a != nil && b != nil {
+		half = a.MedianMS / b.MedianMS
+	}
+	if !(fwd >= 3.5 && fwd < 4.5) || !(bwd > fwd) || !(half > 0.4 && half < 0.6) {
+		t.Errorf("the prose's claims do not hold: chapter 2.6 ÷ 1.13 forward %.2f (about 4), fwd+bwd %.2f (more), SDPA ÷ chapter fwd+bwd %.2f (about half)", fwd, bwd, half)
+	}
+	if line := "forward  the same chapter code, PyTorch 2.6 ÷ PyTorch 1.13 (both OpenBLAS): " + benchdata.FormatRatio(fwd); !strings.Contains(out, line) {
+		t.Errorf("the current-PyTorch cell lacks %q", line)
 	}
 }
 
