@@ -203,7 +203,7 @@ print("offline" if os.listdir("/sys/class/net") == ["lo"] else "interfaces %s" %
 	if !hasTorch(DefaultPython) {
 		t.Fatalf("%s cannot import torch: the host's PyTorch columns are the comparison", DefaultPython)
 	}
-	o, err := ParseFlags(root, []string{"--size", "2,128,64,4", "--impls", "chapter,fused,fast", "--reps", "2", "--backends", "go", "-o", t.TempDir()}, &bytes.Buffer{})
+	o, err := ParseFlags(root, []string{"--size", "2,128,64,4", "--impls", "chapter,fused,fast", "--ref-impls", "chapter,fused", "--reps", "2", "--backends", "go", "-o", t.TempDir()}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,13 +227,19 @@ print("offline" if os.listdir("/sys/class/net") == ["lo"] else "interfaces %s" %
 		}
 		for _, impl := range []string{"chapter", "fused", "fast"} {
 			for _, mode := range []Mode{Forward, Backward} {
-				if rep.Find(impl, k, mode) == nil {
-					t.Errorf("%s: %s %s not timed", k, impl, mode.Label())
+				timed := rep.Find(impl, k, mode) != nil
+				if want := impl != "fast" || k == "pytorch/container-openblas"; timed != want {
+					t.Errorf("%s: %s %s timed %v, want %v (--ref-impls chapter,fused)", k, impl, mode.Label(), timed, want)
 				}
 			}
 		}
 		if x := rep.Ratio(benchdata.SDPARow, "go/go", k, Forward); !(x > 0) {
 			t.Errorf("no GoMLX fused ÷ %s's SDPA ratio", s.Name)
+		}
+	}
+	for _, res := range rep.Results {
+		if res.Impl == "fast" && strings.HasSuffix(res.Backend, "reference-blas") {
+			t.Errorf("a reference-BLAS column has a fast result, outside --ref-impls: %+v", res)
 		}
 	}
 	if rep.Find("fused", "pytorch/openblas", Forward) != nil {
