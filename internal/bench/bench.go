@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -25,28 +26,30 @@ const Tolerance = benchdata.Tolerance
 
 // Options are the bench's flags.
 type Options struct {
-	Root      string        // repository root: docs/, notebooks/, out/bench/ are under it
-	Out       string        // -o: folder for results.json
-	Quick     bool          // --quick: Quick size, 30s budget
-	Size      Size          // --size b,t,d,h
-	Reps      int           // --reps: timed runs per program; 0 = automatic (budget)
-	Warmup    int           // --warmup: untimed runs after the first call; -1 = automatic
-	Modes     []Mode        // --mode forward|backward|both|matmul
-	Impls     []string      // --impls: formulations (default all)
-	Backends  []string      // --backends: GoMLX backend configs; empty = every one that starts
-	Python    string        // --python: interpreter with torch; "off" = no PyTorch side
-	BLAS      []string      // --blas: PyTorch CPU builds to run: reference, openblas
-	RefImpls  []string      // --ref-impls: formulations PyTorch (reference BLAS) runs (default all)
-	BwdImpls  []string      // --bwd-impls: formulations timed forward+backward (default all)
-	Device    string        // --device: PyTorch's device, cpu or cuda
-	Seed      int64         // --seed
-	Budget    time.Duration // --budget: target wall time of the timed rounds when Reps is 0
-	Matmul    []int         // --matmul-sizes: n of the [n, n] products (matmul mode)
-	NoSIMD    bool          // --nosimd: matmul mode also times a GoMLX built without GOEXPERIMENT=simd
-	Cells     bool          // --cells: notebook cell latency instead of attention
-	WriteDocs bool          // --write-docs: update docs/benchmarks.md and docs/benchmarks.json
-	Render    bool          // --render-docs: only rewrite docs/benchmarks.md from docs/benchmarks.json
-	Args      []string      // the command line, for the report
+	Root         string        // repository root: docs/, notebooks/, out/bench/ are under it
+	Out          string        // -o: folder for results.json
+	Quick        bool          // --quick: Quick size, 30s budget
+	Size         Size          // --size b,t,d,h
+	Reps         int           // --reps: timed runs per program; 0 = automatic (budget)
+	Warmup       int           // --warmup: untimed runs after the first call; -1 = automatic
+	Modes        []Mode        // --mode forward|backward|both|matmul
+	Impls        []string      // --impls: formulations (default all)
+	Backends     []string      // --backends: GoMLX backend configs; empty = every one that starts
+	Python       string        // --python: interpreter with torch; "off" = no PyTorch side
+	BLAS         []string      // --blas: PyTorch CPU builds to run: reference, openblas
+	CurrentTorch string        // --current-torch: auto (the container's PyTorch beside the host's) or off
+	RefImpls     []string      // --ref-impls: formulations PyTorch (reference BLAS) runs (default all)
+	BwdImpls     []string      // --bwd-impls: formulations timed forward+backward (default all)
+	Device       string        // --device: PyTorch's device, cpu or cuda
+	Seed         int64         // --seed
+	Budget       time.Duration // --budget: target wall time of the timed rounds when Reps is 0
+	Matmul       []int         // --matmul-sizes: n of the [n, n] products (matmul mode)
+	NoSIMD       bool          // --nosimd: matmul mode also times a GoMLX built without GOEXPERIMENT=simd
+	Cells        bool          // --cells: notebook cell latency instead of attention
+	WriteDocs    bool          // --write-docs: update docs/benchmarks.md and docs/benchmarks.json
+	Label        string        // --label: the report's label (its section and JSON entry); "" = by the run's kind
+	Render       bool          // --render-docs: only rewrite docs/benchmarks.md from docs/benchmarks.json
+	Args         []string      // the command line, for the report
 }
 
 // Main is `go run ./kernel bench` run in the repository root root: it parses args, runs the
@@ -120,6 +123,7 @@ func ParseFlags(root string, args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&backends, "backends", "", "comma-separated GoMLX backends, e.g. go,xla:cpu,xla:cuda (default: every one that starts here)")
 	fs.StringVar(&o.Python, "python", DefaultPython, `Python with torch for the side-by-side runs; "off" to skip PyTorch`)
 	fs.StringVar(&blas, "blas", "reference,openblas", "PyTorch CPU builds: reference (LD_LIBRARY_PATH="+ReferenceBLASDir+") and/or openblas (LD_LIBRARY_PATH="+OpenBLASDir+")")
+	fs.StringVar(&o.CurrentTorch, "current-torch", "auto", "auto: also run the current PyTorch (Debian trixie's, "+TorchImageScript+") in a Docker container, on the same -blas builds, building its image once when missing; off: only the host's")
 	fs.StringVar(&refImpls, "ref-impls", "", "formulations PyTorch on the reference BLAS runs (default: all; it is slow at full size)")
 	fs.StringVar(&bwdImpls, "bwd-impls", "", "formulations timed forward+backward (default: all of -impls)")
 	fs.StringVar(&o.Device, "device", "cpu", "PyTorch device: cpu or cuda")
@@ -129,12 +133,15 @@ func ParseFlags(root string, args []string, stderr io.Writer) (Options, error) {
 	fs.BoolVar(&o.NoSIMD, "nosimd", true, "matmul mode: also time GoMLX built without GOEXPERIMENT=simd (go run in a child process)")
 	fs.BoolVar(&o.Cells, "cells", false, "measure notebook cell latency instead: go run ./kernel run on notebooks/*.ipynb")
 	fs.BoolVar(&o.WriteDocs, "write-docs", false, "also update docs/benchmarks.md (between its markers) and docs/benchmarks.json")
+	fs.StringVar(&o.Label, "label", "", "the run's label: its section of docs/benchmarks.md and entry of docs/benchmarks.json (default by the run's kind: quick, full, matmul, cells or custom)")
 	fs.BoolVar(&o.Render, "render-docs", false, "measure nothing: rewrite docs/benchmarks.md's sections from docs/benchmarks.json")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: go run ./kernel bench [--quick] [--size b,t,d,h] [--mode forward|backward|both|matmul] [--reps N] [-o DIR] [--write-docs] [--cells]")
 		fmt.Fprintln(stderr, "\nTimes causal multi-head attention written seven ways with pkg/attention on every GoMLX backend that")
-		fmt.Fprintln(stderr, "starts, side by side with the same formulations in PyTorch (reference BLAS and OpenBLAS), after")
-		fmt.Fprintln(stderr, "checking that they all agree; or one float32 matrix product (--mode matmul); or notebook cell latency.")
+		fmt.Fprintln(stderr, "starts, side by side with the same formulations in PyTorch (reference BLAS and OpenBLAS): this")
+		fmt.Fprintln(stderr, "machine's and the current one (Debian trixie's 2.6, with F.scaled_dot_product_attention) in a Docker")
+		fmt.Fprintln(stderr, "container, after checking that they all agree; or one float32 matrix product (--mode matmul); or")
+		fmt.Fprintln(stderr, "notebook cell latency.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -189,6 +196,12 @@ func ParseFlags(root string, args []string, stderr io.Writer) (Options, error) {
 		return o, fmt.Errorf("-matmul-sizes %q: %v", sizes, err)
 	}
 	o.Backends = splitList(backends)
+	if o.Label != "" && !regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`).MatchString(o.Label) {
+		return o, fmt.Errorf("-label %q: want lower-case letters, digits and dashes, e.g. current-pytorch", o.Label)
+	}
+	if o.CurrentTorch != "auto" && o.CurrentTorch != "off" {
+		return o, fmt.Errorf("-current-torch %q: want auto or off", o.CurrentTorch)
+	}
 	if o.Device != "cpu" && o.Device != "cuda" {
 		return o, fmt.Errorf("-device %q: want cpu or cuda", o.Device)
 	}
@@ -362,7 +375,6 @@ func Run(o Options, progress io.Writer) (*benchdata.Report, error) {
 		}
 	}()
 	for _, t := range torches {
-		rep.Series = append(rep.Series, t.series)
 		for _, name := range t.setup.sortedChecks() {
 			e := t.setup.Check[name]
 			rep.Checks = append(rep.Checks, check(fmt.Sprintf("%s: %s vs chapter, output", t.series.Name, name), e))
@@ -399,7 +411,7 @@ func Run(o Options, progress io.Writer) (*benchdata.Report, error) {
 			}
 			for _, t := range torches {
 				tname := TorchName(name)
-				if t.series.Backend == "reference-blas" && !slices.Contains(o.RefImpls, name) {
+				if strings.HasSuffix(t.series.Backend, "reference-blas") && !slices.Contains(o.RefImpls, name) {
 					continue
 				}
 				if !slices.Contains(t.setup.Impls, tname) {
@@ -584,7 +596,8 @@ func check(what string, relErr float64) benchdata.Check {
 }
 
 // Summary is the last line of an attention run: every formulation's forward time on the first
-// GoMLX series relative to its fastest, and the chapter's relative to each PyTorch build.
+// GoMLX series relative to its fastest, the chapter's relative to each PyTorch build, and the
+// fastest's relative to F.scaled_dot_product_attention in each PyTorch that has it.
 func Summary(r *benchdata.Report) string {
 	if r == nil || len(r.Series) == 0 || r.Series[0].Framework != "go" || r.Cells != nil {
 		return ""
@@ -608,6 +621,9 @@ func Summary(r *benchdata.Report) string {
 		if s.Framework == "pytorch" {
 			if x := r.Ratio("chapter", main, s.Key(), Forward); x > 0 {
 				parts = append(parts, fmt.Sprintf("chapter ÷ %s %s", s.Name, benchdata.FormatRatio(x)))
+			}
+			if sdpa := r.Find(benchdata.SDPARow, s.Key(), Forward); sdpa != nil {
+				parts = append(parts, fmt.Sprintf("%s ÷ %s's SDPA %s", fast.Impl, s.Name, benchdata.FormatRatio(fast.MedianMS/sdpa.MedianMS)))
 			}
 		}
 	}

@@ -101,8 +101,11 @@ func TestParseFlags(t *testing.T) {
 	var stderr bytes.Buffer
 	o, err := ParseFlags("/r", []string{"--quick"}, &stderr)
 	if err != nil || o.Size != benchdata.Quick || o.Budget != 30*time.Second || len(o.Modes) != 2 ||
-		len(o.Impls) != len(Impls()) || o.Out != filepath.Join("/r", "out", "bench") || strings.Join(o.BLAS, ",") != "reference,openblas" {
+		len(o.Impls) != len(Impls()) || o.Out != filepath.Join("/r", "out", "bench") || strings.Join(o.BLAS, ",") != "reference,openblas" || o.CurrentTorch != "auto" {
 		t.Errorf("--quick: %+v, %v", o, err)
+	}
+	if o, err := ParseFlags("/r", []string{"--current-torch", "off", "--label", "current-pytorch"}, &stderr); err != nil || o.CurrentTorch != "off" || newReport(o).Label != "current-pytorch" {
+		t.Errorf("--current-torch off --label current-pytorch: %q %q, %v", o.CurrentTorch, o.Label, err)
 	}
 	o, err = ParseFlags("/r", []string{"--size", "4,256,128,8", "--mode", "forward", "--impls", "chapter,fast", "--ref-impls", "chapter", "--bwd-impls", "fast", "--blas", "openblas"}, &stderr)
 	if err != nil || o.Size != (Size{Batch: 4, Tokens: 256, Dim: 128, Heads: 8}) || len(o.Modes) != 1 || strings.Join(o.Impls, ",") != "chapter,fast" ||
@@ -114,7 +117,7 @@ func TestParseFlags(t *testing.T) {
 		t.Errorf("matmul: %+v, %v", o, err)
 	}
 	for _, bad := range [][]string{{"--size", "1,2,3"}, {"--size", "1,8,10,4"}, {"--mode", "sideways"},
-		{"--impls", "nope"}, {"--ref-impls", "nope"}, {"--bwd-impls", "nope"}, {"--blas", "mkl"}, {"--device", "tpu"}, {"--matmul-sizes", "0"}, {"extra"}} {
+		{"--impls", "nope"}, {"--ref-impls", "nope"}, {"--bwd-impls", "nope"}, {"--blas", "mkl"}, {"--current-torch", "maybe"}, {"--label", "Full Size"}, {"--label", "../x"}, {"--device", "tpu"}, {"--matmul-sizes", "0"}, {"extra"}} {
 		if _, err := ParseFlags("/r", bad, &stderr); err == nil {
 			t.Errorf("%q: no error", bad)
 		}

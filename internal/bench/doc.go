@@ -3,7 +3,10 @@
 // self-attention (no dropout) is written seven ways ([Impls]), checked equal to each other and
 // to PyTorch, then timed forward and forward+backward on every GoMLX backend that starts, side
 // by side in one run with the same formulations in PyTorch as Debian ships it (reference BLAS)
-// and with OpenBLAS. `--mode matmul` times one float32 matrix product against the machine's
+// and with OpenBLAS: the host's PyTorch (Debian bookworm's 1.13) and the current one (Debian
+// trixie's 2.6, with F.scaled_dot_product_attention in the fused row) in a Docker container of
+// docker/torch/Dockerfile, whose columns say why they are empty where Docker is absent
+// ([EnsureTorchImage], --current-torch). `--mode matmul` times one float32 matrix product against the machine's
 // peak ([Peak]), with and without GOEXPERIMENT=simd; `--cells` measures notebook cell latency.
 //
 // The formulations, all computing out_proj(concat_h softmax(mask(Q_h·K_hᵀ)/√hd)·V_h):

@@ -87,9 +87,6 @@ func RunMatmul(o Options, progress io.Writer) (*benchdata.Report, error) {
 			t.close()
 		}
 	}()
-	for _, t := range torches {
-		rep.Series = append(rep.Series, t.series)
-	}
 
 	type mjob struct {
 		res   *benchdata.Result

@@ -32,6 +32,9 @@ func newReport(o Options) *benchdata.Report {
 	case o.Size == benchdata.Full:
 		label = "full"
 	}
+	if o.Label != "" {
+		label = o.Label
+	}
 	r := &benchdata.Report{
 		Schema:   benchdata.Schema,
 		Label:    label,

@@ -61,15 +61,16 @@ func TorchName(impl string) string {
 
 // torchSetup is the reply to "setup" (and, partly, to "info").
 type torchSetup struct {
-	Torch     string             `json:"torch"`
-	Python    string             `json:"python"`
-	Threads   int                `json:"threads"`
-	BLAS      []string           `json:"blas"` // BLAS libraries mapped into the process
-	Impls     []string           `json:"impls"`
-	Notes     []string           `json:"notes"`
-	Check     map[string]float64 `json:"check"`   // forward output vs the chapter's, normwise relative error
-	Seconds   map[string]float64 `json:"seconds"` // the first forward call of each formulation
-	Reference struct {
+	Torch      string             `json:"torch"`
+	Python     string             `json:"python"`
+	Threads    int                `json:"threads"`
+	BLAS       []string           `json:"blas"`        // BLAS libraries mapped into the process
+	BLASConfig string             `json:"blas_config"` // OpenBLAS's openblas_get_config() and core, or ""
+	Impls      []string           `json:"impls"`
+	Notes      []string           `json:"notes"`
+	Check      map[string]float64 `json:"check"`   // forward output vs the chapter's, normwise relative error
+	Seconds    map[string]float64 `json:"seconds"` // the first forward call of each formulation
+	Reference  struct {
 		AbsSum float64   `json:"abs_sum"`
 		Head   []float32 `json:"head"`
 		Tail   []float32 `json:"tail"`
@@ -97,36 +98,37 @@ func hasTorch(python string) bool {
 	return exec.Command(python, "-c", "import torch").Run() == nil
 }
 
-// startTorches starts the PyTorch processes o asks for and runs their setup ("info" in matmul
-// mode): reference BLAS and OpenBLAS on CPU, or one on CUDA. What cannot start is a note.
-func startTorches(o Options, rep *benchdata.Report, progress io.Writer) []*torchProc {
-	if o.Python == "off" {
-		return nil
+// torchBuild is one PyTorch process to start: the host's python3-torch or the container's, on
+// one build of libblas.so.3.
+type torchBuild struct {
+	series benchdata.Series
+	argv   []string // the command, the script last
+	env    []string // added to this process's environment (host; the container gets -e flags)
+	dir    string   // the folder whose libblas.so.3 the process must load; "" on CUDA
+}
+
+// blasBuild is the series and libblas.so.3 folder of one --blas name on the host ("pytorch",
+// "PyTorch") or in the container ("pytorch", "PyTorch 2.6", backend prefix "container-").
+func blasBuild(b, prefix, name string) (s benchdata.Series, dir, pkg string) {
+	if b == "openblas" {
+		return benchdata.Series{Framework: "pytorch", Backend: prefix + "openblas", Name: name + " (OpenBLAS)"}, OpenBLASDir, "libopenblas0-pthread"
 	}
+	return benchdata.Series{Framework: "pytorch", Backend: prefix + "reference-blas", Name: name + " (reference BLAS)"}, ReferenceBLASDir, "libblas3"
+}
+
+// hostBuilds are the host's PyTorch processes o asks for: one on CUDA, or one per --blas build.
+func hostBuilds(o Options, rep *benchdata.Report, threads int) []torchBuild {
+	argv := []string{o.Python, "-u", "-c", torchScript}
 	if !hasTorch(o.Python) {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("PyTorch side skipped: %s cannot import torch", o.Python))
 		return nil
 	}
-	type build struct {
-		series benchdata.Series
-		env    []string
-	}
-	threads := runtime.GOMAXPROCS(0)
-	var builds []build
 	if o.Device == "cuda" {
-		builds = append(builds, build{series: benchdata.Series{Framework: "pytorch", Backend: "cuda", Name: "PyTorch (CUDA)"}})
+		return []torchBuild{{series: benchdata.Series{Framework: "pytorch", Backend: "cuda", Name: "PyTorch (CUDA)"}, argv: argv}}
 	}
-	dirs := map[string]string{}
+	var builds []torchBuild
 	for _, b := range o.BLAS {
-		if o.Device == "cuda" {
-			break
-		}
-		s := benchdata.Series{Framework: "pytorch", Backend: "reference-blas", Name: "PyTorch (reference BLAS)"}
-		dir, pkg := ReferenceBLASDir, "libblas3"
-		if b == "openblas" {
-			s = benchdata.Series{Framework: "pytorch", Backend: "openblas", Name: "PyTorch (OpenBLAS)"}
-			dir, pkg = OpenBLASDir, "libopenblas0-pthread"
-		}
+		s, dir, pkg := blasBuild(b, "", "PyTorch")
 		if _, err := os.Stat(dir + "/libblas.so.3"); err != nil {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s skipped: %s/libblas.so.3 is missing (apt install %s)", s.Name, dir, pkg))
 			continue
@@ -135,23 +137,39 @@ func startTorches(o Options, rep *benchdata.Report, progress io.Writer) []*torch
 		if v := os.Getenv("LD_LIBRARY_PATH"); v != "" {
 			ld += ":" + v
 		}
-		dirs[s.Backend] = dir
-		builds = append(builds, build{series: s, env: []string{"LD_LIBRARY_PATH=" + ld, "OPENBLAS_NUM_THREADS=" + strconv.Itoa(threads)}})
+		builds = append(builds, torchBuild{series: s, argv: argv, dir: dir,
+			env: []string{"LD_LIBRARY_PATH=" + ld, "OPENBLAS_NUM_THREADS=" + strconv.Itoa(threads)}})
 	}
-	if len(dirs) > 0 {
+	if len(builds) > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("libblas.so.3 resolves on this machine, without LD_LIBRARY_PATH, to %s; each PyTorch column puts its own build first on LD_LIBRARY_PATH", SystemBLAS()))
 	}
+	return builds
+}
+
+// startTorches starts the PyTorch processes o asks for and runs their setup ("info" in matmul
+// mode): the host's PyTorch on the reference BLAS and OpenBLAS (or on CUDA), then the current
+// PyTorch in its container ([containerBuilds]) on the same builds. It adds their series to rep,
+// in that order, with the container's columns also where they cannot run: their Skipped says
+// why. What else cannot start is a note.
+func startTorches(o Options, rep *benchdata.Report, progress io.Writer) []*torchProc {
+	if o.Python == "off" {
+		return nil
+	}
+	threads := runtime.GOMAXPROCS(0)
+	builds := hostBuilds(o, rep, threads)
+	current, skipped := containerBuilds(o, rep, threads, progress)
+	builds = append(builds, current...)
 	var out []*torchProc
 	for _, b := range builds {
-		fmt.Fprintf(progress, "bench: starting %s (%s, %d threads)\n", b.series.Name, o.Python, threads)
-		p, err := startTorch(o.Python, b.env)
+		fmt.Fprintf(progress, "bench: starting %s (%s, %d threads)\n", b.series.Name, b.argv[0], threads)
+		p, err := startTorch(b.argv, b.env)
 		if err == nil {
 			p.series = b.series
 			req := map[string]any{"cmd": "info", "threads": threads}
 			if !slices.Contains(o.Modes, Matmul) {
 				s := o.Size
 				impls := o.Impls
-				if b.series.Backend == "reference-blas" {
+				if strings.HasSuffix(b.series.Backend, "reference-blas") {
 					impls = o.RefImpls
 				}
 				var names []string
@@ -165,19 +183,34 @@ func startTorches(o Options, rep *benchdata.Report, progress io.Writer) []*torch
 			err = p.call(req, p.setup)
 		}
 		if err != nil {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%s skipped: %s", b.series.Name, oneLine(err.Error(), 300)))
+			msg := oneLine(err.Error(), 300)
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s skipped: %s", b.series.Name, msg))
 			if p != nil {
 				p.close()
+			}
+			if b.series.Image != "" { // the container's column stays, saying why it is empty
+				b.series.Skipped = msg
+				skipped = append(skipped, b.series)
 			}
 			continue
 		}
 		libblas := slices.IndexFunc(p.setup.BLAS, func(l string) bool { return strings.Contains(filepath.Base(l), "libblas.so.3") })
-		if dir := dirs[b.series.Backend]; dir != "" && (libblas < 0 || filepath.Dir(p.setup.BLAS[libblas]) != dir) {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%s skipped: it did not load %s/libblas.so.3 (loaded: %s)", b.series.Name, dir, strings.Join(p.setup.BLAS, ", ")))
+		if b.dir != "" && (libblas < 0 || filepath.Dir(p.setup.BLAS[libblas]) != b.dir) {
+			msg := fmt.Sprintf("it did not load %s/libblas.so.3 (loaded: %s)", b.dir, strings.Join(p.setup.BLAS, ", "))
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s skipped: %s", b.series.Name, msg))
 			p.close()
+			if b.series.Image != "" {
+				b.series.Skipped = msg
+				skipped = append(skipped, b.series)
+			}
 			continue
 		}
-		rep.Versions.PyTorch, rep.Versions.Python = p.setup.Torch, p.setup.Python
+		p.series.Version = p.setup.Torch
+		if b.series.Image == "" {
+			rep.Versions.PyTorch, rep.Versions.Python = p.setup.Torch, p.setup.Python
+		} else {
+			rep.Versions.PyTorchContainer = fmt.Sprintf("%s (Python %s; %s)", p.setup.Torch, p.setup.Python, b.series.Image)
+		}
 		for _, n := range p.setup.Notes {
 			if !slices.Contains(rep.Notes, n) {
 				rep.Notes = append(rep.Notes, n)
@@ -186,16 +219,25 @@ func startTorches(o Options, rep *benchdata.Report, progress io.Writer) []*torch
 		blas := "no libblas.so.3"
 		if libblas >= 0 {
 			blas = p.setup.BLAS[libblas]
+			if c := p.setup.BLASConfig; c != "" {
+				blas += " (" + c + ")"
+			}
 		}
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%s: %d threads, sgemm from %s", b.series.Name, p.setup.Threads, blas))
+		where := ""
+		if b.series.Image != "" {
+			where = " in a container of " + b.series.Image + " (--network none)"
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s: PyTorch %s%s, %d threads, sgemm from %s", p.series.Name, p.setup.Torch, where, p.setup.Threads, blas))
 		out = append(out, p)
+		rep.Series = append(rep.Series, p.series)
 	}
+	rep.Series = append(rep.Series, skipped...)
 	return out
 }
 
-// startTorch starts the PyTorch script with env added to this process's environment.
-func startTorch(python string, env []string) (*torchProc, error) {
-	cmd := exec.Command(python, "-u", "-c", torchScript)
+// startTorch starts the PyTorch script, argv, with env added to this process's environment.
+func startTorch(argv, env []string) (*torchProc, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	p := &torchProc{cmd: cmd, stderr: &lockedBuffer{}}
 	cmd.Stderr = p.stderr

@@ -17,7 +17,9 @@
 # The Go side starts it twice on CPU: as Debian installs it (libblas.so.3, the reference BLAS) and
 # with LD_LIBRARY_PATH pointing at OpenBLAS's libblas.so.3; "blas" in the replies lists the BLAS
 # libraries actually mapped into the process (/proc/self/maps), so a table never claims OpenBLAS
-# that was not loaded.
+# that was not loaded ("blas_config": OpenBLAS's own build string and the core it picked). It runs
+# on the host's PyTorch (Debian bookworm: 1.13) and, the same twice, in the current-PyTorch
+# container (docker/torch/Dockerfile: Debian trixie's 2.6, where "fused" has F.scaled_dot_product_attention).
 #
 # Errors are replies too: {"ok": false, "error": "..."}. The input and the weights are drawn as the
 # Go side draws them (pkg/torchrand reproduces PyTorch's generator bit for bit):
@@ -220,10 +222,30 @@ def blas_libraries():
     return sorted(libs)
 
 
+def blas_config(libs):
+    """OpenBLAS's own description of the build loaded, e.g. "OpenBLAS 0.3.29 DYNAMIC_ARCH NO_AFFINITY
+    SkylakeX MAX_THREADS=64 (core SkylakeX)", from openblas_get_config() and openblas_get_corename();
+    "" when the libblas.so.3 loaded is not OpenBLAS."""
+    import ctypes
+    for path in libs:
+        if "libblas.so.3" not in path:
+            continue
+        try:
+            lib = ctypes.CDLL(path)
+            lib.openblas_get_config.restype = ctypes.c_char_p
+            lib.openblas_get_corename.restype = ctypes.c_char_p
+            return "%s (core %s)" % (lib.openblas_get_config().decode().strip(), lib.openblas_get_corename().decode().strip())
+        except (OSError, AttributeError):
+            return ""
+    return ""
+
+
 def info(req):
     torch.set_num_threads(int(req["threads"]))
+    libs = blas_libraries()
     return {"ok": True, "torch": torch.__version__, "python": sys.version.split()[0],
-            "threads": torch.get_num_threads(), "blas": blas_libraries(), "config": torch.__config__.show()}
+            "threads": torch.get_num_threads(), "blas": libs, "blas_config": blas_config(libs),
+            "config": torch.__config__.show()}
 
 
 class Matmul:

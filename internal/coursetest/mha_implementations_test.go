@@ -12,7 +12,8 @@ import (
 // TestMHAImplementations runs notebook 09: its tables are docs/benchmarks.json's runs, value
 // by value; its charts draw a group per formulation timed in their mode and a bar per column, and
 // say why bars are missing; its summary cell prints the ratios the prose quotes, computed from the
-// same file.
+// same file; its current-PyTorch cell prints the run with PyTorch 2.6 beside 1.13 and GoMLX's
+// fastest against 2.6's F.scaled_dot_product_attention.
 func TestMHAImplementations(t *testing.T) {
 	r := nbrun.Execute(t, "notebooks/09_mha_implementations.ipynb")
 	CheckClean(t, r)
@@ -64,6 +65,53 @@ func TestMHAImplementations(t *testing.T) {
 	}
 	if !strings.Contains(summary, "% of peak") || !strings.Contains(summary, docs.Runs["matmul"].Peak.Formula) {
 		t.Errorf("summary lacks the matmul against the peak:\n%s", summary)
+	}
+
+	// The current PyTorch (2.6, in its container) beside 1.13: its run's tables, and GoMLX's
+	// fastest against its F.scaled_dot_product_attention, forward and fwd+bwd, from the same file.
+	cur := docs.Runs["current-pytorch"]
+	if cur == nil {
+		t.Fatalf("docs/benchmarks.json has no current-pytorch run")
+	}
+	out := r.Find(t, `docs.Runs["current-pytorch"]`).Stdout
+	var prose string
+	for _, c := range r.Cells {
+		if c.Type == "markdown" && strings.HasPrefix(c.Source, "## 5. Against current PyTorch") {
+			prose = c.Source
+		}
+	}
+	if !strings.Contains(out, cur.TablesText()) || !strings.Contains(out, "PyTorch "+cur.Versions.PyTorchContainer+" in a container") {
+		t.Errorf("the current-PyTorch cell does not print its run's tables and versions:\n%s", out)
+	}
+	for _, mode := range []benchdata.Mode{benchdata.Forward, benchdata.Backward} {
+		fast := cur.Fastest("go/go", mode)
+		sdpa := cur.Find(benchdata.SDPARow, "pytorch/container-openblas", mode)
+		if fast == nil || sdpa == nil {
+			t.Fatalf("current-pytorch run: %s: GoMLX's fastest %v, PyTorch 2.6's SDPA %v: want both timed", mode.Label(), fast, sdpa)
+		}
+		want := fmt.Sprintf("GoMLX's fastest (%s, %s ms) ÷ PyTorch 2.6 (OpenBLAS)'s F.scaled_dot_product_attention (%s ms): %s",
+			fast.Impl, benchdata.FormatMS(fast.MedianMS), benchdata.FormatMS(sdpa.MedianMS), benchdata.FormatRatio(fast.MedianMS/sdpa.MedianMS))
+		if !strings.Contains(out, want) {
+			t.Errorf("the current-PyTorch cell lacks %q:\n%s", want, out)
+		}
+		// The prose quotes these two ratios.
+		if quoted := benchdata.FormatRatio(fast.MedianMS/sdpa.MedianMS) + " "; !strings.Contains(prose, strings.Replace(quoted, "x ", "×", 1)) {
+			t.Errorf("the prose does not quote GoMLX's fastest ÷ PyTorch 2.6's SDPA, %s: %s", mode.Label(), quoted)
+		}
+	}
+	// "about four times as long as PyTorch 1.13 on the same chapter code forward, and longer
+	// still forward + backward"; "about half the time of its chapter code".
+	fwd := cur.Ratio("chapter", "pytorch/container-openblas", "pytorch/openblas", benchdata.Forward)
+	bwd := cur.Ratio("chapter", "pytorch/container-openblas", "pytorch/openblas", benchdata.Backward)
+	var half float64
+	if a, b := cur.Find(benchdata.SDPARow, "pytorch/container-openblas", benchdata.Backward), cur.Find("chapter", "pytorch/container-openblas", benchdata.Backward); a != nil && b != nil {
+		half = a.MedianMS / b.MedianMS
+	}
+	if !(fwd >= 3.5 && fwd < 4.5) || !(bwd > fwd) || !(half > 0.4 && half < 0.6) {
+		t.Errorf("the prose's claims do not hold: chapter 2.6 ÷ 1.13 forward %.2f (about 4), fwd+bwd %.2f (more), SDPA ÷ chapter fwd+bwd %.2f (about half)", fwd, bwd, half)
+	}
+	if line := "forward  the same chapter code, PyTorch 2.6 ÷ PyTorch 1.13 (both OpenBLAS): " + benchdata.FormatRatio(fwd); !strings.Contains(out, line) {
+		t.Errorf("the current-PyTorch cell lacks %q", line)
 	}
 }
 

@@ -111,8 +111,16 @@ type Report struct {
 // Series is one column of the tables: a GoMLX backend, or a PyTorch build.
 type Series struct {
 	Framework string `json:"framework"` // "go" (GoMLX) or "pytorch"
-	Backend   string `json:"backend"`   // GoMLX: "go", "go-nosimd", "xla:cpu", "xla:cuda"; PyTorch: "reference-blas", "openblas", "cuda"
-	Name      string `json:"name"`      // for people: "GoMLX go (SIMD)", "PyTorch (OpenBLAS)"
+	// Backend is, for GoMLX, "go", "go-nosimd", "xla:cpu", "xla:cuda"; for the host's PyTorch,
+	// "reference-blas", "openblas", "cuda"; for the current PyTorch in its container,
+	// "container-reference-blas" and "container-openblas".
+	Backend string `json:"backend"`
+	Name    string `json:"name"`              // for people: "GoMLX go (SIMD)", "PyTorch (OpenBLAS)", "PyTorch 2.6 (OpenBLAS)"
+	Version string `json:"version,omitempty"` // PyTorch: torch.__version__ of the process that ran it
+	Image   string `json:"image,omitempty"`   // the Docker image it ran in ("" on the host)
+	// Skipped says why the column has no times ("" when it ran): only columns that the run
+	// keeps when they cannot run, those of the current PyTorch's container (no Docker, say).
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // Key is "framework/backend", the series' identity.
@@ -135,8 +143,11 @@ type Versions struct {
 	GoExperiment string `json:"goexperiment,omitempty"` // of the bench binary: "simd" when the SIMD kernels are in
 	GOAMD64      string `json:"goamd64,omitempty"`      // of the bench binary (amd64): v1 … v4
 	GoMLX        string `json:"gomlx"`
-	PyTorch      string `json:"pytorch,omitempty"`
+	PyTorch      string `json:"pytorch,omitempty"` // the host's
 	Python       string `json:"python,omitempty"`
+	// PyTorchContainer is the current PyTorch's version, its Python's and the image it ran in:
+	// "2.6.0 (Python 3.13.5; attnbook/torch:2.6.0_dfsg-7-…)".
+	PyTorchContainer string `json:"pytorch_container,omitempty"`
 }
 
 // Peak is the machine's float32 peak as the bench finds it: the larger of the nominal Cores × GHz
@@ -256,16 +267,22 @@ func (r *Report) Timed(mode Mode) []string {
 	return rows
 }
 
-// NotTimed says why a chart of mode lacks bars ("" when it lacks none): for each row of
-// [Report.Timed] and series without a time, the result's error ("fused in PyTorch (OpenBLAS):
+// NotTimed says why a chart of mode lacks bars ("" when it lacks none): first, for each column
+// that could not run, its [Series.Skipped]; then for each row of [Report.Timed] and series without
+// a time, the result's error ("fused in PyTorch (OpenBLAS):
 // not in PyTorch 1.13.0a0"), then, where the run made no result at all, "not timed in this run"
 // (the reference-BLAS PyTorch times only --ref-impls).
 func (r *Report) NotTimed(mode Mode) string {
 	var why []string
 	untimed := false
+	for _, s := range r.Series {
+		if s.Skipped != "" {
+			why = append(why, s.Name+": "+s.Skipped)
+		}
+	}
 	for _, impl := range r.Timed(mode) {
 		for _, s := range r.Series {
-			if r.Find(impl, s.Key(), mode) != nil {
+			if s.Skipped != "" || r.Find(impl, s.Key(), mode) != nil {
 				continue
 			}
 			if res := r.findAny(impl, s.Key(), mode); res != nil && res.Error != "" {
@@ -282,6 +299,18 @@ func (r *Report) NotTimed(mode Mode) string {
 		why = append(why, "not timed in this run")
 	}
 	return strings.Join(why, "; ")
+}
+
+// Skipped says, for each column that has no times because it could not run ([Series.Skipped]),
+// "NAME: no times: why".
+func (r *Report) Skipped() []string {
+	var out []string
+	for _, s := range r.Series {
+		if s.Skipped != "" {
+			out = append(out, s.Name+": no times: "+s.Skipped)
+		}
+	}
+	return out
 }
 
 // Modes are the modes of the report in order of first appearance.

@@ -13,7 +13,8 @@ import (
 func fakeReport() *Report {
 	r := &Report{Schema: Schema, Label: "quick", Size: Quick, Threads: 2,
 		Machine: Machine{CPU: "Test CPU", Cores: 2, GOMAXPROCS: 2, OS: "linux/amd64"},
-		Series:  []Series{{"go", "go", "GoMLX go (SIMD)"}, {"pytorch", "reference-blas", "PyTorch (reference BLAS)"}, {"pytorch", "openblas", "PyTorch (OpenBLAS)"}}}
+		Series: []Series{{Framework: "go", Backend: "go", Name: "GoMLX go (SIMD)"}, {Framework: "pytorch", Backend: "reference-blas", Name: "PyTorch (reference BLAS)"},
+			{Framework: "pytorch", Backend: "openblas", Name: "PyTorch (OpenBLAS)"}}}
 	add := func(impl, key string, runs ...float64) {
 		fw, be, _ := strings.Cut(key, "/")
 		r.Results = append(r.Results, &Result{Impl: impl, Name: impl, Framework: fw, Backend: be, Mode: Forward, RunsMS: runs})
@@ -44,8 +45,15 @@ func TestTables(t *testing.T) {
 		t.Errorf("Ratio = %g, want 2", got)
 	}
 	tables := r.Tables()
-	if len(tables) != 1 {
-		t.Fatalf("%d tables", len(tables))
+	if len(tables) != 2 {
+		t.Fatalf("%d tables, want the forward table and its best against best", len(tables))
+	}
+	best := [][]string{
+		{"PyTorch (reference BLAS)", "fast 50.0", "n/a", "0.20x", "—"},
+		{"PyTorch (OpenBLAS)", "chapter 15.0", "n/a", "0.67x", "—"},
+	}
+	if got := fmt.Sprint(tables[1].Rows); got != fmt.Sprint(best) || !strings.Contains(tables[1].Title, "GoMLX go (SIMD)'s fastest formulation, fast (10.0 ms)") {
+		t.Errorf("best against best %q:\n%v\nwant\n%v", tables[1].Title, got, best)
 	}
 	want := [][]string{
 		{"chapter", "30.0 (20.0)", "60.0 (60.0)", "15.0 (15.0)", "3.0x", "0.50x", "2.0x"},
@@ -72,9 +80,73 @@ func TestTables(t *testing.T) {
 	}
 }
 
+// TestCurrentTorchColumns: the current PyTorch's columns (in its container) sit beside the host's
+// with their own ratio columns; the fused row has their F.scaled_dot_product_attention, and the
+// best-against-best table puts GoMLX's fastest against it. A container column that could not run
+// stays in the tables, empty, and the text, the Markdown and the charts' note say why.
+func TestCurrentTorchColumns(t *testing.T) {
+	r := fakeReport()
+	r.Versions = Versions{GoMLX: "v0", PyTorch: "1.13.0a0", Python: "3.11.2", PyTorchContainer: "2.6.0 (Python 3.13.5; attnbook/torch:x)"}
+	r.Series = append(r.Series,
+		Series{Framework: "pytorch", Backend: "container-openblas", Name: "PyTorch 2.6 (OpenBLAS)", Version: "2.6.0", Image: "attnbook/torch:x"},
+		Series{Framework: "pytorch", Backend: "container-reference-blas", Name: "PyTorch 2.6 (reference BLAS)", Image: "attnbook/torch:x", Skipped: "docker is not installed"})
+	add := func(impl, name, key string, runs ...float64) {
+		fw, be, _ := strings.Cut(key, "/")
+		r.Results = append(r.Results, &Result{Impl: impl, Name: name, Framework: fw, Backend: be, Mode: Forward, RunsMS: runs})
+	}
+	add("chapter", "chapter", "pytorch/container-openblas", 12, 12)
+	add("fast", "fast", "pytorch/container-openblas", 8, 8)
+	add("fused", "fused", "go/go", 40, 40)
+	add("fused", "sdpa", "pytorch/container-openblas", 5, 5)
+	r.Finish()
+	tables := r.Tables()
+	if len(tables) != 2 {
+		t.Fatalf("%d tables", len(tables))
+	}
+	if h := strings.Join(tables[0].Header, " | "); !strings.HasSuffix(h, "| PyTorch 2.6 (OpenBLAS) | PyTorch 2.6 (reference BLAS) | vs fastest | ÷ PyTorch (reference BLAS) | ÷ PyTorch (OpenBLAS) | ÷ PyTorch 2.6 (OpenBLAS) | ÷ PyTorch 2.6 (reference BLAS)") {
+		t.Errorf("header %q", h)
+	}
+	want := [][]string{
+		{"chapter", "30.0 (20.0)", "60.0 (60.0)", "15.0 (15.0)", "12.0 (12.0)", "—", "3.0x", "0.50x", "2.0x", "2.5x", "—"},
+		{"fast", "10.0 (9.00)", "50.0 (50.0)", "n/a", "8.00 (8.00)", "—", "1.00x", "0.20x", "—", "1.25x", "—"},
+		{"fused / F.scaled_dot_product_attention", "40.0 (40.0)", "—", "—", "5.00 (5.00)", "—", "4.0x", "—", "—", "8.0x", "—"},
+	}
+	if got := fmt.Sprint(tables[0].Rows); got != fmt.Sprint(want) {
+		t.Errorf("rows\n%v\nwant\n%v", got, want)
+	}
+	best := [][]string{
+		{"PyTorch (reference BLAS)", "fast 50.0", "n/a", "0.20x", "—"},
+		{"PyTorch (OpenBLAS)", "chapter 15.0", "n/a", "0.67x", "—"},
+		{"PyTorch 2.6 (OpenBLAS)", "sdpa 5.00", "5.00", "2.0x", "2.0x"},
+	}
+	if got := fmt.Sprint(tables[1].Rows); got != fmt.Sprint(best) {
+		t.Errorf("best against best\n%v\nwant\n%v", got, best)
+	}
+	why := "PyTorch 2.6 (reference BLAS): no times: docker is not installed"
+	if sk := r.Skipped(); len(sk) != 1 || sk[0] != why {
+		t.Errorf("Skipped() = %q, want [%q]", sk, why)
+	}
+	md := r.Markdown()
+	for _, s := range []string{"- " + why, "PyTorch 1.13.0a0 (Python 3.11.2), and in a container PyTorch 2.6.0 (Python 3.13.5; attnbook/torch:x)",
+		"| PyTorch 2.6 (OpenBLAS) | sdpa 5.00 | 5.00 | 2.0x | 2.0x |"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("Markdown() lacks %q:\n%s", s, md)
+		}
+	}
+	if txt := r.Text(); !strings.Contains(txt, why) {
+		t.Errorf("Text() lacks %q:\n%s", why, txt)
+	}
+	if got := r.NotTimed(Forward); !strings.HasPrefix(got, "PyTorch 2.6 (reference BLAS): docker is not installed; ") {
+		t.Errorf("NotTimed = %q, want the skipped column's reason first", got)
+	}
+	if got := fmt.Sprint(r.Medians("pytorch/container-reference-blas", Forward)); got != "[NaN NaN NaN]" {
+		t.Errorf("Medians of the skipped column = %s", got)
+	}
+}
+
 func TestMatmulTable(t *testing.T) {
 	r := &Report{Label: "matmul", Peak: &Peak{GFLOPS: 200},
-		Series: []Series{{"go", "go", "GoMLX go (SIMD)"}, {"go", "go-nosimd", "GoMLX go (no SIMD)"}}}
+		Series: []Series{{Framework: "go", Backend: "go", Name: "GoMLX go (SIMD)"}, {Framework: "go", Backend: "go-nosimd", Name: "GoMLX go (no SIMD)"}}}
 	r.Results = []*Result{
 		{Impl: "1024", Framework: "go", Backend: "go", Mode: Matmul, RunsMS: []float64{21.47483648}}, // 2·1024³ FLOP in 21.47 ms: 100 GFLOP/s
 		{Impl: "1024", Framework: "go", Backend: "go-nosimd", Mode: Matmul, RunsMS: []float64{1073.741824}},

@@ -15,9 +15,11 @@ type Table struct {
 }
 
 // Tables are the report's result tables, one per mode. Attention tables give per series the
-// median ms (and the fastest run), then for the first GoMLX series its time relative to its
-// fastest formulation and to each PyTorch series (below 1: GoMLX is faster). Matmul tables give
-// GFLOP/s (and ms), and for each GoMLX series the fraction of [Report.Peak].
+// median ms (and the fastest run; "—" where a series did not time a row, [Report.Skipped] says
+// why for a whole column), then for the first GoMLX series its time relative to its fastest
+// formulation and to each PyTorch series (below 1: GoMLX is faster); each is followed by its
+// [Report.BestTable] where there is one. Matmul tables give GFLOP/s (and ms), and for each GoMLX
+// series the fraction of [Report.Peak].
 func (r *Report) Tables() []Table {
 	var out []Table
 	keys := r.seriesKeys()
@@ -61,8 +63,46 @@ func (r *Report) Tables() []Table {
 			t.Rows = append(t.Rows, row)
 		}
 		out = append(out, t)
+		if best, ok := r.BestTable(mode); ok {
+			out = append(out, best)
+		}
 	}
 	return out
+}
+
+// SDPARow is the row whose PyTorch formulation is F.scaled_dot_product_attention (GoMLX: fused).
+const SDPARow = "fused"
+
+// BestTable puts, for mode, the first GoMLX series' fastest formulation against each PyTorch
+// series' fastest and against its F.scaled_dot_product_attention ([SDPARow], PyTorch ≥ 2.0): a
+// row per PyTorch series that timed something in mode; ok is false when there is none.
+func (r *Report) BestTable(mode Mode) (Table, bool) {
+	goKeys := r.goSeries()
+	if len(goKeys) == 0 {
+		return Table{}, false
+	}
+	main := goKeys[0]
+	g := r.Fastest(main, mode)
+	if g == nil {
+		return Table{}, false
+	}
+	t := Table{
+		Title: fmt.Sprintf("%s, best against best: %s's fastest formulation, %s (%s ms), against each PyTorch column's",
+			mode.Label(), r.SeriesName(main), g.Impl, FormatMS(g.MedianMS)),
+		Header: []string{"PyTorch column", "its fastest (ms)", "its F.scaled_dot_product_attention (ms)", "÷ its fastest", "÷ its SDPA"},
+	}
+	for _, k := range r.torchSeries() {
+		f := r.Fastest(k, mode)
+		if f == nil {
+			continue
+		}
+		sdpa, ratio := "n/a", "—"
+		if res := r.Find(SDPARow, k, mode); res != nil {
+			sdpa, ratio = FormatMS(res.MedianMS), FormatRatio(g.MedianMS/res.MedianMS)
+		}
+		t.Rows = append(t.Rows, []string{r.SeriesName(k), f.Name + " " + FormatMS(f.MedianMS), sdpa, FormatRatio(g.MedianMS / f.MedianMS), ratio})
+	}
+	return t, len(t.Rows) > 0
 }
 
 func (r *Report) hasRow(impl string, mode Mode) bool {
@@ -141,6 +181,9 @@ func msCell(res, any *Result) string {
 func (r *Report) Text() string {
 	var b strings.Builder
 	b.WriteString(r.TablesText())
+	for _, line := range r.Skipped() {
+		fmt.Fprintf(&b, "%s\n", line)
+	}
 	if len(r.Checks) > 0 {
 		fmt.Fprintf(&b, "\n%s\n", r.checksLine())
 		for _, c := range r.Checks {
@@ -249,6 +292,9 @@ func (r *Report) Markdown() string {
 	if v.PyTorch != "" {
 		fmt.Fprintf(&b, ", PyTorch %s (Python %s)", v.PyTorch, v.Python)
 	}
+	if v.PyTorchContainer != "" {
+		fmt.Fprintf(&b, ", and in a container PyTorch %s", v.PyTorchContainer)
+	}
 	b.WriteString("\n")
 	if r.Cells != nil {
 		r.cellsMarkdown(&b)
@@ -279,6 +325,12 @@ func (r *Report) Markdown() string {
 		b.WriteString("\n")
 		for _, row := range t.Rows {
 			b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+		}
+	}
+	if sk := r.Skipped(); len(sk) > 0 {
+		b.WriteString("\n")
+		for _, line := range sk {
+			fmt.Fprintf(&b, "- %s\n", line)
 		}
 	}
 	var firsts []string

@@ -24,6 +24,12 @@ Usage, from the repository root, with Debian's python3-torch 1.13:
     /usr/bin/python3 pkg/gpt/testdata/reference.py goldens      # writes pkg/gpt/testdata/goldens.json
     LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread \
       /usr/bin/python3 pkg/gpt/testdata/reference.py bench --data ../shared/data/tinyshakespeare.txt
+
+and with PyTorch 2.6 (Debian trixie's, in the container of docker/torch), its attention through
+F.scaled_dot_product_attention as nanoGPT's model does on PyTorch >= 2.0:
+
+    ATTNBOOK_DATA=../shared/data docker/torch/run.sh python3 pkg/gpt/testdata/reference.py bench \
+      --data /data/tinyshakespeare.txt --attention sdpa --threads 2
 """
 import json
 import math
@@ -50,12 +56,14 @@ class LayerNorm(nn.Module):
 
 
 class MultiHeadAttention(nn.Module):
-    """The course's causal MultiHeadAttention (seed 001/004), out_proj bias optional."""
+    """The course's causal MultiHeadAttention (seed 001/004), out_proj bias optional. With sdpa, the
+    scores, mask, softmax and context are one F.scaled_dot_product_attention(is_causal=True) call,
+    as nanoGPT's CausalSelfAttention does on PyTorch >= 2.0 (its "flash" path); same weights."""
 
-    def __init__(self, d_in, d_out, context_length, dropout, num_heads, bias):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, bias, sdpa=False):
         super().__init__()
         assert d_out % num_heads == 0
-        self.d_out, self.num_heads, self.head_dim = d_out, num_heads, d_out // num_heads
+        self.d_out, self.num_heads, self.head_dim, self.sdpa = d_out, num_heads, d_out // num_heads, sdpa
         self.W_query = nn.Linear(d_in, d_out, bias=bias)
         self.W_key = nn.Linear(d_in, d_out, bias=bias)
         self.W_value = nn.Linear(d_in, d_out, bias=bias)
@@ -68,6 +76,10 @@ class MultiHeadAttention(nn.Module):
         keys = self.W_key(x).view(b, t, self.num_heads, self.head_dim).transpose(1, 2)  # [B, H, T, hs]
         queries = self.W_query(x).view(b, t, self.num_heads, self.head_dim).transpose(1, 2)
         values = self.W_value(x).view(b, t, self.num_heads, self.head_dim).transpose(1, 2)
+        if self.sdpa:
+            context = F.scaled_dot_product_attention(queries, keys, values, attn_mask=None,
+                                                     dropout_p=self.dropout.p if self.training else 0.0, is_causal=True)
+            return self.out_proj(context.transpose(1, 2).contiguous().view(b, t, self.d_out))  # [B, T, C]
         scores = queries @ keys.transpose(2, 3)  # [B, H, T, T]
         scores.masked_fill_(self.mask.bool()[:t, :t], -torch.inf)
         weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)
@@ -93,7 +105,7 @@ class Block(nn.Module):
         super().__init__()
         self.ln_1 = LayerNorm(cfg["n_embd"], cfg["bias"])
         self.attn = MultiHeadAttention(cfg["n_embd"], cfg["n_embd"], cfg["block_size"], cfg["dropout"],
-                                       cfg["n_head"], cfg["bias"])
+                                       cfg["n_head"], cfg["bias"], cfg.get("attention") == "sdpa")
         self.resid_dropout = nn.Dropout(cfg["dropout"])
         self.ln_2 = LayerNorm(cfg["n_embd"], cfg["bias"])
         self.mlp = MLP(cfg["n_embd"], cfg["dropout"], cfg["bias"])
@@ -312,10 +324,15 @@ def bench(argv):
     ap.add_argument("--stream", choices=["nanogpt", "seeded"], default="nanogpt")
     ap.add_argument("--eval_interval", type=int, default=250)
     ap.add_argument("--nanogpt_eval_iters", type=int, default=20)
+    ap.add_argument("--attention", choices=["chapter", "sdpa"], default="chapter",
+                    help="sdpa: F.scaled_dot_product_attention(is_causal=True), nanoGPT's path on PyTorch >= 2.0")
     a = ap.parse_args(argv)
+    if a.attention == "sdpa" and not hasattr(F, "scaled_dot_product_attention"):
+        sys.exit("reference.py bench: --attention sdpa needs PyTorch >= 2.0; this is %s" % torch.__version__)
     if a.threads > 0:
         torch.set_num_threads(a.threads)
-    cfg = dict(vocab_size=65, block_size=64, n_layer=4, n_head=4, n_embd=128, dropout=0.0, bias=False)
+    cfg = dict(vocab_size=65, block_size=64, n_layer=4, n_head=4, n_embd=128, dropout=0.0, bias=False,
+               attention=a.attention)
     tc = dict(seed=1337, batch_seed=1338, batch_size=12, learning_rate=a.lr, min_lr=a.lr / 10, warmup_iters=a.warmup,
               lr_decay_iters=a.steps, weight_decay=0.1, beta1=0.9, beta2=0.99, grad_clip=1.0, steps=a.steps)
     text = open(a.data).read()
@@ -337,7 +354,7 @@ def bench(argv):
         val_loss = sum(model(*get_batch(val, T, B, egen)[1:])[1].item()
                        for _ in range(a.eval_iters)) / a.eval_iters
     tokens = a.steps * B * T
-    print(json.dumps({"impl": "pytorch", "torch": torch.__version__, "threads": torch.get_num_threads(),
+    print(json.dumps({"impl": "pytorch", "torch": torch.__version__, "attention": a.attention, "threads": torch.get_num_threads(),
                       "stream": a.stream, "steps": a.steps, "train_seconds": round(train_s, 2),
                       "tokens_per_second": round(tokens / train_s), "final_train_loss": losses[-1],
                       "val_loss": val_loss, "val_loss_full": full_loss(model, val, T), "nanogpt_estimates": evals,
