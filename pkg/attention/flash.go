@@ -1,0 +1,224 @@
+package attention
+
+import (
+	"math"
+
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
+)
+
+// FlashCausal is causal scaled dot-product attention, softmax(q @ k.T / sqrt(hd) + causal
+// mask) @ v, computed tile by tile with the online softmax of FlashAttention (Dao et al. 2022,
+// "FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness",
+// https://arxiv.org/abs/2205.14135; the backward pass of FlashAttention-2, Dao 2023,
+// https://arxiv.org/abs/2307.08691): the `[B, H, T, T]` score matrix is never built.
+//
+// q, k and v are `[B, H, T, hd]` (the layout [SplitHeads] gives) of the same float dtype; the
+// result is `[B, H, T, hd]`. Query i sees keys 0…i. No attention weights are returned and no
+// dropout is applied: it is the evaluation-mode (or dropout-free training) attention of a causal
+// module. Its block size is [FlashBlock](T); [FlashCausalBlock] takes another.
+//
+// The queries are cut into blocks of rows and the keys into blocks of the same size. Query
+// block i meets key blocks 0…i in order — the tiles above the diagonal, which the causal mask
+// would fill with -Inf entirely, are never computed — and keeps, per row, the running maximum
+// m of the scores seen so far, the running sum l of exp(score − m), and the output so far; a
+// new tile with a larger maximum rescales them by exp(m_old − m_new). Only the diagonal tiles
+// are masked. The tiles of different query blocks are independent graph branches, which a
+// backend can run in parallel; each is batched over B·H.
+//
+// Its gradient (GoMLX's autodiff reaches q, k and v) is FlashAttention-2's: the tiles' softmax
+// is recomputed from the saved per-row log-sum-exp instead of stored, so training needs no
+// `[B, H, T, T]` tensor either. The results equal [ScaledDotProduct]'s with Causal(true) up to
+// float32 rounding (the scores are summed in another order): within 1e-6 of the largest output
+// at the seeds' sizes, and the gradients within 1e-5 (flash_test.go).
+//
+// Bad shapes panic with an *ArgumentError naming them.
+func FlashCausal(q, k, v *Node) *Node {
+	checkFlash("FlashCausal", q, k, v)
+	return flashCausal(q, k, v, FlashBlock(q.Shape().Dim(2)))
+}
+
+// FlashCausalBlock is [FlashCausal] with query and key blocks of block rows (the last block of
+// each may be shorter). block must be > 0; a block of T or more is one tile, plain attention.
+func FlashCausalBlock(q, k, v *Node, block int) *Node {
+	checkFlash("FlashCausalBlock", q, k, v)
+	if block <= 0 {
+		argPanic("FlashCausalBlock", "block", "must be > 0, got %d", block)
+	}
+	return flashCausal(q, k, v, block)
+}
+
+// FlashBlock is the block size [FlashCausal] uses for T tokens: 128 rows (a `[128, 128]` float32
+// tile is 64 KiB, an L2 cache's share per head) up to T = 4096, then T/32 (rounded up to a
+// multiple of 128), so that a graph never holds more than 32·33/2 = 528 tiles: a graph node per
+// operation of every tile, built and scheduled once per compile, costs more than it saves when
+// the tiles get that many.
+func FlashBlock(t int) int {
+	const minBlock, maxBlocks = 128, 32
+	if t <= minBlock*maxBlocks {
+		return minBlock
+	}
+	b := (t + maxBlocks - 1) / maxBlocks
+	return (b + minBlock - 1) / minBlock * minBlock
+}
+
+// checkFlash panics unless q, k and v are `[B, H, T, hd]` of one float dtype.
+func checkFlash(fn string, q, k, v *Node) {
+	checkRank(fn, "q", q, 4)
+	checkRank(fn, "k", k, 4)
+	checkRank(fn, "v", v, 4)
+	checkFloat(fn, "q", q)
+	if !k.Shape().Equal(q.Shape()) {
+		argPanic(fn, "k", "shape %s must equal q shape %s, `[B, H, T, hd]`", k.Shape(), q.Shape())
+	}
+	if !v.Shape().Equal(q.Shape()) {
+		argPanic(fn, "v", "shape %s must equal q shape %s, `[B, H, T, hd]`", v.Shape(), q.Shape())
+	}
+}
+
+// flashTiles cuts T rows into blocks: the start of each block, and T at the end.
+func flashTiles(t, block int) []int {
+	var starts []int
+	for s := 0; s < t; s += block {
+		starts = append(starts, s)
+	}
+	return append(starts, t)
+}
+
+// flashGraph holds what the forward pass leaves for the backward pass.
+type flashGraph struct {
+	q, k, v *Node // q already scaled by 1/sqrt(hd); `[B, H, T, hd]`
+	out     *Node // `[B, H, T, hd]`
+	lse     *Node // log Σ_j exp(score_ij) per query row: `[B, H, T, 1]`
+	starts  []int // block starts, then T
+	scale   float64
+	masks   map[[3]int]*Node // causal bias of a tile, by (query start, key start, rows·cols key)
+}
+
+// flashCausal is FlashCausal with a given block size, q, k and v checked.
+func flashCausal(q, k, v *Node, block int) *Node {
+	t, hd := q.Shape().Dim(2), q.Shape().Dim(3)
+	f := &flashGraph{starts: flashTiles(t, block), scale: 1 / math.Sqrt(float64(hd)), masks: map[[3]int]*Node{}}
+	f.q, f.k, f.v = MulScalar(StopGradient(q), f.scale), StopGradient(k), StopGradient(v)
+	f.forward()
+
+	// The gradient: one identity node over [out, q, k, v] stacked carries a custom gradient
+	// that receives the output's cotangent (the other three get none) and returns the three
+	// inputs' gradients, which Concatenate's own gradient hands to q, k and v.
+	stacked := Concatenate([]*Node{InsertAxes(f.out, 0), InsertAxes(q, 0), InsertAxes(k, 0), InsertAxes(v, 0)}, 0) // [4, B, H, T, hd]
+	stacked = IdentityWithCustomGradient(stacked, func(_, cot *Node) *Node {
+		dOut := Squeeze(Slice(cot, AxisElem(0)), 0) // [B, H, T, hd]
+		dq, dk, dv := f.backward(dOut)
+		zeros := ZerosLike(dq)
+		return Concatenate([]*Node{InsertAxes(zeros, 0), InsertAxes(dq, 0), InsertAxes(dk, 0), InsertAxes(dv, 0)}, 0)
+	})
+	return Squeeze(Slice(stacked, AxisElem(0)), 0) // [B, H, T, hd]
+}
+
+// rows is x[:, :, from:to, :] of a `[B, H, T, hd]` tensor.
+func rowsOf(x *Node, from, to int) *Node {
+	return Slice(x, AxisRange(), AxisRange(), AxisRange(from, to))
+}
+
+// bias is the causal mask of the tile of queries [qs, qe) and keys [ks, ke) as an additive
+// `[Tq, Tk]` bias (0 or -Inf), or nil when no key of the tile is in any of its queries' future.
+func (f *flashGraph) bias(g *Graph, dtype dtypes.DType, qs, qe, ks, ke int) *Node {
+	if ke-1 <= qs {
+		return nil
+	}
+	key := [3]int{qs - ks, qe - qs, ke - ks}
+	if b, ok := f.masks[key]; ok {
+		return b
+	}
+	s := shapes.Make(dtypes.Int32, qe-qs, ke-ks)
+	future := GreaterThan(Iota(g, s, 1), AddScalar(Iota(g, s, 0), float64(qs-ks))) // [Tq, Tk]: key > query
+	b := Where(future, Scalar(g, dtype, math.Inf(-1)), ScalarZero(g, dtype))       // [Tq, Tk]
+	b = ExpandLeftToRank(b, 4)                                                     // [1, 1, Tq, Tk]
+	f.masks[key] = b
+	return b
+}
+
+// tile is the tile (query block i, key block j): its masked scores `[B, H, Tq, Tk]` (q scaled),
+// their softmax over the tile's keys p, and the log-sum-exp of each row over the tile,
+// lse_t = max + log Σ exp(score − max) `[B, H, Tq, 1]`.
+//
+// The softmax is the backend's fused one (see StableSoftmax) where it has it, one pass per
+// row with a fast exp; the tile's sum Σ exp(score − max) is 1/max(p), since the largest
+// score's term is exp(0) = 1.
+func (f *flashGraph) tile(i, j int) (p, lse *Node) {
+	qs, qe, ks, ke := f.starts[i], f.starts[i+1], f.starts[j], f.starts[j+1]
+	qb, kb := rowsOf(f.q, qs, qe), rowsOf(f.k, ks, ke)                    // [B, H, Tq, hd], [B, H, Tk, hd]
+	s := DotGeneral(qb, []int{3}, []int{0, 1}, kb, []int{3}, []int{0, 1}) // [B, H, Tq, Tk]
+	if b := f.bias(s.Graph(), s.DType(), qs, qe, ks, ke); b != nil {
+		s = Add(s, b) // [B, H, Tq, Tk]
+	}
+	tileMax := ReduceAndKeep(s, ReduceMax, -1)             // [B, H, Tq, 1]
+	p = fusedSoftmax(s)                                    // [B, H, Tq, Tk]
+	tileSum := Reciprocal(ReduceAndKeep(p, ReduceMax, -1)) // [B, H, Tq, 1]
+	return p, Add(tileMax, Log(tileSum))                   // [B, H, Tq, 1]
+}
+
+// forward sets f.out and f.lse: for each query block, the online softmax over its key blocks.
+// The running state per row is the output o (normalised over the keys seen so far) and their
+// log-sum-exp; a tile with log-sum-exp lse_t and output o_t = p @ v_j merges in with weights
+// exp(lse − lse_new) and exp(lse_t − lse_new), lse_new = log(exp(lse) + exp(lse_t)) — the
+// rescaling by exp(m_old − m_new) of the running max and sum, written for normalised rows.
+func (f *flashGraph) forward() {
+	n := len(f.starts) - 1
+	outs, lses := make([]*Node, n), make([]*Node, n)
+	for i := range n {
+		var o, lse *Node // [B, H, Tq, hd], [B, H, Tq, 1]
+		for j := 0; j <= i; j++ {
+			p, lseT := f.tile(i, j)
+			vb := rowsOf(f.v, f.starts[j], f.starts[j+1])                         // [B, H, Tk, hd]
+			oT := DotGeneral(p, []int{3}, []int{0, 1}, vb, []int{2}, []int{0, 1}) // [B, H, Tq, hd]
+			if o == nil {
+				o, lse = oT, lseT
+				continue
+			}
+			m := Max(lse, lseT)                         // [B, H, Tq, 1]
+			a, b := Exp(Sub(lse, m)), Exp(Sub(lseT, m)) // [B, H, Tq, 1]: one of them is 1
+			sum := Add(a, b)                            // [B, H, Tq, 1]
+			o = Div(Add(Mul(o, a), Mul(oT, b)), sum)    // [B, H, Tq, hd]
+			lse = Add(m, Log(sum))                      // [B, H, Tq, 1]
+		}
+		outs[i], lses[i] = o, lse
+	}
+	f.out, f.lse = Concatenate(outs, 2), Concatenate(lses, 2) // [B, H, T, hd], [B, H, T, 1]
+}
+
+// backward is FlashAttention-2's backward pass for the output's cotangent dOut `[B, H, T, hd]`:
+// per tile, P = exp(S − lse) (the tile's softmax rescaled by exp(lse_t − lse)),
+// dV_j += Pᵀ dO_i, dS = P ⊙ (dO_i V_jᵀ − D_i) with D = rowsum(dO ⊙ O), dQ_i += dS K_j,
+// dK_j += dSᵀ Q_i. It returns the gradients of the unscaled q, k and v.
+func (f *flashGraph) backward(dOut *Node) (dq, dk, dv *Node) {
+	n := len(f.starts) - 1
+	d := ReduceAndKeep(Mul(dOut, f.out), ReduceSum, -1) // [B, H, T, 1]
+	dqs, dks, dvs := make([]*Node, n), make([]*Node, n), make([]*Node, n)
+	acc := func(sum, x *Node) *Node {
+		if sum == nil {
+			return x
+		}
+		return Add(sum, x)
+	}
+	for i := range n {
+		qs, qe := f.starts[i], f.starts[i+1]
+		qb, dOb := rowsOf(f.q, qs, qe), rowsOf(dOut, qs, qe) // [B, H, Tq, hd]
+		lse, db := rowsOf(f.lse, qs, qe), rowsOf(d, qs, qe)  // [B, H, Tq, 1]
+		for j := 0; j <= i; j++ {
+			ks, ke := f.starts[j], f.starts[j+1]
+			kb, vb := rowsOf(f.k, ks, ke), rowsOf(f.v, ks, ke) // [B, H, Tk, hd]
+			p, lseT := f.tile(i, j)
+			r := Exp(Sub(lseT, lse))                                                               // [B, H, Tq, 1]: P = p·r
+			dOr := Mul(dOb, r)                                                                     // [B, H, Tq, hd]
+			dvs[j] = acc(dvs[j], DotGeneral(p, []int{2}, []int{0, 1}, dOr, []int{2}, []int{0, 1})) // [B, H, Tk, hd]
+			dPr := DotGeneral(dOr, []int{3}, []int{0, 1}, vb, []int{3}, []int{0, 1})               // [B, H, Tq, Tk]: r·dP
+			ds := Mul(p, Sub(dPr, Mul(db, r)))                                                     // [B, H, Tq, Tk]
+			dqs[i] = acc(dqs[i], DotGeneral(ds, []int{3}, []int{0, 1}, kb, []int{2}, []int{0, 1})) // [B, H, Tq, hd]
+			dks[j] = acc(dks[j], DotGeneral(ds, []int{2}, []int{0, 1}, qb, []int{2}, []int{0, 1})) // [B, H, Tk, hd]
+		}
+	}
+	dq = MulScalar(Concatenate(dqs, 2), f.scale) // [B, H, T, hd]
+	return dq, Concatenate(dks, 2), Concatenate(dvs, 2)
+}
