@@ -93,13 +93,14 @@ type flashGraph struct {
 	lse     *Node // log Σ_j exp(score_ij) per query row: `[B, H, T, 1]`
 	starts  []int // block starts, then T
 	scale   float64
+	tileLSE map[[2]int]*Node // log-sum-exp of each tile's rows `[B, H, Tq, 1]`, by (i, j)
 	masks   map[[3]int]*Node // causal bias of a tile, by (query start, key start, rows·cols key)
 }
 
 // flashCausal is FlashCausal with a given block size, q, k and v checked.
 func flashCausal(q, k, v *Node, block int) *Node {
 	t, hd := q.Shape().Dim(2), q.Shape().Dim(3)
-	f := &flashGraph{starts: flashTiles(t, block), scale: 1 / math.Sqrt(float64(hd)), masks: map[[3]int]*Node{}}
+	f := &flashGraph{starts: flashTiles(t, block), scale: 1 / math.Sqrt(float64(hd)), masks: map[[3]int]*Node{}, tileLSE: map[[2]int]*Node{}}
 	f.q, f.k, f.v = MulScalar(StopGradient(q), f.scale), StopGradient(k), StopGradient(v)
 	f.forward()
 
@@ -139,31 +140,40 @@ func (f *flashGraph) bias(g *Graph, dtype dtypes.DType, qs, qe, ks, ke int) *Nod
 	return b
 }
 
-// tile is the tile (query block i, key block j): its masked scores `[B, H, Tq, Tk]` (q scaled),
-// their softmax over the tile's keys p, and the log-sum-exp of each row over the tile,
-// lse_t = max + log Σ exp(score − max) `[B, H, Tq, 1]`.
-//
-// The softmax is the backend's fused one (see StableSoftmax) where it has it, one pass per
-// row with a fast exp; the tile's sum Σ exp(score − max) is 1/max(p), since the largest
-// score's term is exp(0) = 1.
-func (f *flashGraph) tile(i, j int) (p, lse *Node) {
+// scores are the masked scores of the tile (query block i, key block j), q scaled:
+// `[B, H, Tq, Tk]`.
+func (f *flashGraph) scores(i, j int) *Node {
 	qs, qe, ks, ke := f.starts[i], f.starts[i+1], f.starts[j], f.starts[j+1]
 	qb, kb := rowsOf(f.q, qs, qe), rowsOf(f.k, ks, ke)                    // [B, H, Tq, hd], [B, H, Tk, hd]
 	s := DotGeneral(qb, []int{3}, []int{0, 1}, kb, []int{3}, []int{0, 1}) // [B, H, Tq, Tk]
 	if b := f.bias(s.Graph(), s.DType(), qs, qe, ks, ke); b != nil {
 		s = Add(s, b) // [B, H, Tq, Tk]
 	}
+	return s
+}
+
+// tile is the tile (query block i, key block j): the softmax p of its masked scores over the
+// tile's keys `[B, H, Tq, Tk]`, and the log-sum-exp of each of its rows,
+// lse_t = max + log Σ exp(score − max) `[B, H, Tq, 1]`.
+//
+// The softmax is the backend's fused one (see StableSoftmax) where it has it: one pass per row
+// with a fast exp, where graph.Exp would call math.Exp for every score (GoMLX v0.28.8's pure-Go
+// backend). The tile's sum Σ exp(score − max) is 1/max(p), since the largest score's term is
+// exp(0) = 1.
+func (f *flashGraph) tile(i, j int) (p, lse *Node) {
+	s := f.scores(i, j)                                    // [B, H, Tq, Tk]
 	tileMax := ReduceAndKeep(s, ReduceMax, -1)             // [B, H, Tq, 1]
 	p = fusedSoftmax(s)                                    // [B, H, Tq, Tk]
 	tileSum := Reciprocal(ReduceAndKeep(p, ReduceMax, -1)) // [B, H, Tq, 1]
 	return p, Add(tileMax, Log(tileSum))                   // [B, H, Tq, 1]
 }
 
-// forward sets f.out and f.lse: for each query block, the online softmax over its key blocks.
-// The running state per row is the output o (normalised over the keys seen so far) and their
-// log-sum-exp; a tile with log-sum-exp lse_t and output o_t = p @ v_j merges in with weights
-// exp(lse − lse_new) and exp(lse_t − lse_new), lse_new = log(exp(lse) + exp(lse_t)) — the
-// rescaling by exp(m_old − m_new) of the running max and sum, written for normalised rows.
+// forward sets f.out, f.lse and f.tileLSE: for each query block, the online softmax over its
+// key blocks. The running state per row is the output o (normalised over the keys seen so far)
+// and the log-sum-exp of their scores; a tile with log-sum-exp lse_t and output o_t = p @ v_j
+// merges in with the weights exp(lse − lse_new) and exp(lse_t − lse_new), where
+// lse_new = log(exp(lse) + exp(lse_t)): the running max m and running sum l of the online
+// softmax (lse = m + log l), rescaled by exp(m_old − m_new) as a new maximum comes in.
 func (f *flashGraph) forward() {
 	n := len(f.starts) - 1
 	outs, lses := make([]*Node, n), make([]*Node, n)
@@ -171,6 +181,7 @@ func (f *flashGraph) forward() {
 		var o, lse *Node // [B, H, Tq, hd], [B, H, Tq, 1]
 		for j := 0; j <= i; j++ {
 			p, lseT := f.tile(i, j)
+			f.tileLSE[[2]int{i, j}] = lseT
 			vb := rowsOf(f.v, f.starts[j], f.starts[j+1])                         // [B, H, Tk, hd]
 			oT := DotGeneral(p, []int{3}, []int{0, 1}, vb, []int{2}, []int{0, 1}) // [B, H, Tq, hd]
 			if o == nil {
@@ -189,9 +200,10 @@ func (f *flashGraph) forward() {
 }
 
 // backward is FlashAttention-2's backward pass for the output's cotangent dOut `[B, H, T, hd]`:
-// per tile, P = exp(S − lse) (the tile's softmax rescaled by exp(lse_t − lse)),
-// dV_j += Pᵀ dO_i, dS = P ⊙ (dO_i V_jᵀ − D_i) with D = rowsum(dO ⊙ O), dQ_i += dS K_j,
-// dK_j += dSᵀ Q_i. It returns the gradients of the unscaled q, k and v.
+// per tile, P = exp(S − lse) recomputed from the scores (as the tile's softmax p times
+// exp(lse_t − lse), lse_t saved by the forward pass), dV_j += Pᵀ dO_i,
+// dS = P ⊙ (dO_i V_jᵀ − D_i) with D = rowsum(dO ⊙ O), dQ_i += dS K_j, dK_j += dSᵀ Q_i. It
+// returns the gradients of the unscaled q, k and v.
 func (f *flashGraph) backward(dOut *Node) (dq, dk, dv *Node) {
 	n := len(f.starts) - 1
 	d := ReduceAndKeep(Mul(dOut, f.out), ReduceSum, -1) // [B, H, T, 1]
@@ -208,13 +220,11 @@ func (f *flashGraph) backward(dOut *Node) (dq, dk, dv *Node) {
 		lse, db := rowsOf(f.lse, qs, qe), rowsOf(d, qs, qe)  // [B, H, Tq, 1]
 		for j := 0; j <= i; j++ {
 			ks, ke := f.starts[j], f.starts[j+1]
-			kb, vb := rowsOf(f.k, ks, ke), rowsOf(f.v, ks, ke) // [B, H, Tk, hd]
-			p, lseT := f.tile(i, j)
-			r := Exp(Sub(lseT, lse))                                                               // [B, H, Tq, 1]: P = p·r
-			dOr := Mul(dOb, r)                                                                     // [B, H, Tq, hd]
-			dvs[j] = acc(dvs[j], DotGeneral(p, []int{2}, []int{0, 1}, dOr, []int{2}, []int{0, 1})) // [B, H, Tk, hd]
-			dPr := DotGeneral(dOr, []int{3}, []int{0, 1}, vb, []int{3}, []int{0, 1})               // [B, H, Tq, Tk]: r·dP
-			ds := Mul(p, Sub(dPr, Mul(db, r)))                                                     // [B, H, Tq, Tk]
+			kb, vb := rowsOf(f.k, ks, ke), rowsOf(f.v, ks, ke)                                     // [B, H, Tk, hd]
+			p := Exp(Sub(f.scores(i, j), lse))                                                     // [B, H, Tq, Tk]
+			dvs[j] = acc(dvs[j], DotGeneral(p, []int{2}, []int{0, 1}, dOb, []int{2}, []int{0, 1})) // [B, H, Tk, hd]
+			dp := DotGeneral(dOb, []int{3}, []int{0, 1}, vb, []int{3}, []int{0, 1})                // [B, H, Tq, Tk]
+			ds := Mul(p, Sub(dp, db))                                                              // [B, H, Tq, Tk]
 			dqs[i] = acc(dqs[i], DotGeneral(ds, []int{3}, []int{0, 1}, kb, []int{2}, []int{0, 1})) // [B, H, Tq, hd]
 			dks[j] = acc(dks[j], DotGeneral(ds, []int{2}, []int{0, 1}, qb, []int{2}, []int{0, 1})) // [B, H, Tk, hd]
 		}
