@@ -107,7 +107,7 @@ func flashCausal(q, k, v *Node, block int) *Node {
 	// The gradient: one identity node over [out, q, k, v] stacked carries a custom gradient
 	// that receives the output's cotangent (the other three get none) and returns the three
 	// inputs' gradients, which Concatenate's own gradient hands to q, k and v.
-	stacked := Concatenate([]*Node{InsertAxes(f.out, 0), InsertAxes(q, 0), InsertAxes(k, 0), InsertAxes(v, 0)}, 0) // [4, B, H, T, hd]
+	stacked := Concatenate([]*Node{InsertAxes(StopGradient(f.out), 0), InsertAxes(q, 0), InsertAxes(k, 0), InsertAxes(v, 0)}, 0) // [4, B, H, T, hd]
 	stacked = IdentityWithCustomGradient(stacked, func(_, cot *Node) *Node {
 		dOut := Squeeze(Slice(cot, AxisElem(0)), 0) // [B, H, T, hd]
 		dq, dk, dv := f.backward(dOut)
