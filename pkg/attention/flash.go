@@ -2,6 +2,7 @@ package attention
 
 import (
 	"math"
+	"runtime"
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
@@ -93,14 +94,15 @@ type flashGraph struct {
 	lse     *Node // log Σ_j exp(score_ij) per query row: `[B, H, T, 1]`
 	starts  []int // block starts, then T
 	scale   float64
-	tileLSE map[[2]int]*Node // log-sum-exp of each tile's rows `[B, H, Tq, 1]`, by (i, j)
+	chains  int              // query blocks whose tiles may be in flight at once
 	masks   map[[3]int]*Node // causal bias of a tile, by (query start, key start, rows·cols key)
 }
 
 // flashCausal is FlashCausal with a given block size, q, k and v checked.
 func flashCausal(q, k, v *Node, block int) *Node {
 	t, hd := q.Shape().Dim(2), q.Shape().Dim(3)
-	f := &flashGraph{starts: flashTiles(t, block), scale: 1 / math.Sqrt(float64(hd)), masks: map[[3]int]*Node{}, tileLSE: map[[2]int]*Node{}}
+	f := &flashGraph{starts: flashTiles(t, block), scale: 1 / math.Sqrt(float64(hd)), masks: map[[3]int]*Node{},
+		chains: 2 * runtime.GOMAXPROCS(0)}
 	f.q, f.k, f.v = MulScalar(StopGradient(q), f.scale), StopGradient(k), StopGradient(v)
 	f.forward()
 
@@ -141,10 +143,20 @@ func (f *flashGraph) bias(g *Graph, dtype dtypes.DType, qs, qe, ks, ke int) *Nod
 }
 
 // scores are the masked scores of the tile (query block i, key block j), q scaled:
-// `[B, H, Tq, Tk]`.
-func (f *flashGraph) scores(i, j int) *Node {
+// `[B, H, Tq, Tk]`, computed only once after (when not nil) has been.
+//
+// The ordering bounds the memory: every tile's scores depend on nothing but q and k, so a
+// backend that runs every ready operation at once (the pure-Go backend with parallel
+// scheduling, as pkg/backend starts it) would compute the scores of all tiles together and
+// hold them all — the `[T, T]` matrix again, in pieces (measured: 13.9 GiB at T = 16384 with 12
+// heads). Chained after the previous tile of their query block, and the first tile of block i
+// after block i−chains, at most f.chains tiles are in flight.
+func (f *flashGraph) scores(i, j int, after *Node) *Node {
 	qs, qe, ks, ke := f.starts[i], f.starts[i+1], f.starts[j], f.starts[j+1]
-	qb, kb := rowsOf(f.q, qs, qe), rowsOf(f.k, ks, ke)                    // [B, H, Tq, hd], [B, H, Tk, hd]
+	qb, kb := rowsOf(f.q, qs, qe), rowsOf(f.k, ks, ke) // [B, H, Tq, hd], [B, H, Tk, hd]
+	if after != nil {
+		kb = SchedulingBarrier(kb, after) // [B, H, Tk, hd]
+	}
 	s := DotGeneral(qb, []int{3}, []int{0, 1}, kb, []int{3}, []int{0, 1}) // [B, H, Tq, Tk]
 	if b := f.bias(s.Graph(), s.DType(), qs, qe, ks, ke); b != nil {
 		s = Add(s, b) // [B, H, Tq, Tk]
@@ -160,15 +172,15 @@ func (f *flashGraph) scores(i, j int) *Node {
 // with a fast exp, where graph.Exp would call math.Exp for every score (GoMLX v0.28.8's pure-Go
 // backend). The tile's sum Σ exp(score − max) is 1/max(p), since the largest score's term is
 // exp(0) = 1.
-func (f *flashGraph) tile(i, j int) (p, lse *Node) {
-	s := f.scores(i, j)                                    // [B, H, Tq, Tk]
+func (f *flashGraph) tile(i, j int, after *Node) (p, lse *Node) {
+	s := f.scores(i, j, after)                             // [B, H, Tq, Tk]
 	tileMax := ReduceAndKeep(s, ReduceMax, -1)             // [B, H, Tq, 1]
 	p = fusedSoftmax(s)                                    // [B, H, Tq, Tk]
 	tileSum := Reciprocal(ReduceAndKeep(p, ReduceMax, -1)) // [B, H, Tq, 1]
 	return p, Add(tileMax, Log(tileSum))                   // [B, H, Tq, 1]
 }
 
-// forward sets f.out, f.lse and f.tileLSE: for each query block, the online softmax over its
+// forward sets f.out and f.lse: for each query block, the online softmax over its
 // key blocks. The running state per row is the output o (normalised over the keys seen so far)
 // and the log-sum-exp of their scores; a tile with log-sum-exp lse_t and output o_t = p @ v_j
 // merges in with the weights exp(lse − lse_new) and exp(lse_t − lse_new), where
@@ -180,8 +192,11 @@ func (f *flashGraph) forward() {
 	for i := range n {
 		var o, lse *Node // [B, H, Tq, hd], [B, H, Tq, 1]
 		for j := 0; j <= i; j++ {
-			p, lseT := f.tile(i, j)
-			f.tileLSE[[2]int{i, j}] = lseT
+			after := o // the previous tile of this query block
+			if j == 0 && i >= f.chains {
+				after = outs[i-f.chains]
+			}
+			p, lseT := f.tile(i, j, after)
 			vb := rowsOf(f.v, f.starts[j], f.starts[j+1])                         // [B, H, Tk, hd]
 			oT := DotGeneral(p, []int{3}, []int{0, 1}, vb, []int{2}, []int{0, 1}) // [B, H, Tq, hd]
 			if o == nil {
@@ -200,8 +215,7 @@ func (f *flashGraph) forward() {
 }
 
 // backward is FlashAttention-2's backward pass for the output's cotangent dOut `[B, H, T, hd]`:
-// per tile, P = exp(S − lse) recomputed from the scores (as the tile's softmax p times
-// exp(lse_t − lse), lse_t saved by the forward pass), dV_j += Pᵀ dO_i,
+// per tile, P = exp(S − lse) recomputed from the scores, dV_j += Pᵀ dO_i,
 // dS = P ⊙ (dO_i V_jᵀ − D_i) with D = rowsum(dO ⊙ O), dQ_i += dS K_j, dK_j += dSᵀ Q_i. It
 // returns the gradients of the unscaled q, k and v.
 func (f *flashGraph) backward(dOut *Node) (dq, dk, dv *Node) {
@@ -220,8 +234,12 @@ func (f *flashGraph) backward(dOut *Node) (dq, dk, dv *Node) {
 		lse, db := rowsOf(f.lse, qs, qe), rowsOf(d, qs, qe)  // [B, H, Tq, 1]
 		for j := 0; j <= i; j++ {
 			ks, ke := f.starts[j], f.starts[j+1]
-			kb, vb := rowsOf(f.k, ks, ke), rowsOf(f.v, ks, ke)                                     // [B, H, Tk, hd]
-			p := Exp(Sub(f.scores(i, j), lse))                                                     // [B, H, Tq, Tk]
+			kb, vb := rowsOf(f.k, ks, ke), rowsOf(f.v, ks, ke) // [B, H, Tk, hd]
+			after := dqs[i]                                    // the previous tile of this query block
+			if j == 0 && i >= f.chains {
+				after = dqs[i-f.chains]
+			}
+			p := Exp(Sub(f.scores(i, j, after), lse))                                              // [B, H, Tq, Tk]
 			dvs[j] = acc(dvs[j], DotGeneral(p, []int{2}, []int{0, 1}, dOb, []int{2}, []int{0, 1})) // [B, H, Tk, hd]
 			dp := DotGeneral(dOb, []int{3}, []int{0, 1}, vb, []int{3}, []int{0, 1})                // [B, H, Tq, Tk]
 			ds := Mul(p, Sub(dp, db))                                                              // [B, H, Tq, Tk]
