@@ -22,12 +22,17 @@ var flashBenchTokens = []int{1024, 4096, 16384, 32768}
 // their gradients backward), and the machines this runs on have 24 GiB or more.
 const chapterMaxBytes = 4 << 30
 
+// untimedFrom is the length from which the timed run is the first call (its graph compiled in
+// it, a few milliseconds against minutes): no untimed warm-up.
+const untimedFrom = 16384
+
 // BenchmarkFlashCausal times the chapter's attention core (Scores, CausalMaskFill, ScaleScores,
 // StableSoftmax, ContextVectors) against FlashCausal on q, k, v `[1, 12, T, 64]`, forward and
 // forward+backward (the gradient of the output's sum with respect to q, k and v), and reports
 // the process's peak resident memory during the timed runs (peak-MiB; Linux: VmHWM reset through
 // /proc/self/clear_refs). The chapter is skipped where one `[1, 12, T, T]` float32 tensor is
-// over 4 GiB (T = 16k is 12 GiB: the graph holds several), saying how much it would need:
+// over 4 GiB (T = 16k is 12 GiB: the graph holds several), saying how much it would need. From
+// T = 16k on, the one timed run is the first (no warm-up: it takes minutes on 2 cores):
 //
 //	GOEXPERIMENT=simd GODEBUG=cpu.fma=off go test -run XXX -bench FlashCausal -benchtime 1x ./pkg/attention/
 func BenchmarkFlashCausal(b *testing.B) {
@@ -55,7 +60,9 @@ func BenchmarkFlashCausal(b *testing.B) {
 						return Gradient(ReduceAllSum(out), q, k, v)
 					})
 					defer exec.Finalize()
-					exec.MustExec(q, k, v) // compile, and a warm-up
+					if t < untimedFrom {
+						exec.MustExec(q, k, v) // compile, and a warm-up
+					}
 					resetPeak()
 					b.ResetTimer()
 					for range b.N {
