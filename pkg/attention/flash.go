@@ -25,8 +25,10 @@ import (
 // would fill with -Inf entirely, are never computed — and keeps, per row, the running maximum
 // m of the scores seen so far, the running sum l of exp(score − m), and the output so far; a
 // new tile with a larger maximum rescales them by exp(m_old − m_new). Only the diagonal tiles
-// are masked. The tiles of different query blocks are independent graph branches, which a
-// backend can run in parallel; each is batched over B·H.
+// are masked. Every tile's operations are batched over B·H; the tiles of one query block follow
+// one another, and up to 2·GOMAXPROCS query blocks are in flight at once (independent graph
+// branches, which the pure-Go backend runs side by side), so memory stays bounded whatever the
+// backend's scheduling.
 //
 // Its gradient (GoMLX's autodiff reaches q, k and v) is FlashAttention-2's: the tiles' softmax
 // is recomputed from the saved per-row log-sum-exp instead of stored, so training needs no
