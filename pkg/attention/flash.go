@@ -26,9 +26,9 @@ import (
 // m of the scores seen so far, the running sum l of exp(score − m), and the output so far; a
 // new tile with a larger maximum rescales them by exp(m_old − m_new). Only the diagonal tiles
 // are masked. Every tile's operations are batched over B·H; the tiles of one query block follow
-// one another, and up to 2·GOMAXPROCS query blocks are in flight at once (independent graph
-// branches, which the pure-Go backend runs side by side), so memory stays bounded whatever the
-// backend's scheduling.
+// one another, and the query blocks in flight at once (independent graph branches, which the
+// pure-Go backend runs side by side) are as many as fit in about 512 MiB of tiles, and at least
+// 2·GOMAXPROCS, so memory stays bounded whatever the backend's scheduling.
 //
 // Its gradient (GoMLX's autodiff reaches q, k and v) is FlashAttention-2's: the tiles' softmax
 // is recomputed from the saved per-row log-sum-exp instead of stored, so training needs no
@@ -39,7 +39,8 @@ import (
 // Bad shapes panic with an *ArgumentError naming them.
 func FlashCausal(q, k, v *Node) *Node {
 	checkFlash("FlashCausal", q, k, v)
-	return flashCausal(q, k, v, FlashBlock(q.Shape().Dim(2)))
+	block := FlashBlock(q.Shape().Dim(2))
+	return flashCausal(q, k, v, block, flashChains(q, block))
 }
 
 // FlashCausalBlock is [FlashCausal] with query and key blocks of block rows (the last block of
@@ -49,7 +50,7 @@ func FlashCausalBlock(q, k, v *Node, block int) *Node {
 	if block <= 0 {
 		argPanic("FlashCausalBlock", "block", "must be > 0, got %d", block)
 	}
-	return flashCausal(q, k, v, block)
+	return flashCausal(q, k, v, block, flashChains(q, block))
 }
 
 // FlashBlock is the block size [FlashCausal] uses for T tokens: 128 rows (a `[128, 128]` float32
@@ -80,6 +81,19 @@ func checkFlash(fn string, q, k, v *Node) {
 	}
 }
 
+// flashInFlight is the memory FlashCausal lets its tiles in flight take: about three
+// `[B, H, block, block]` tensors each (scores, exponentials, a product's operand).
+const flashInFlight = 512 << 20
+
+// flashChains is how many query blocks' tiles may be in flight at once: as many as fit in
+// flashInFlight, and at least 2·GOMAXPROCS, enough to keep every core busy.
+func flashChains(q *Node, block int) int {
+	b, h := q.Shape().Dim(0), q.Shape().Dim(1)
+	block = min(block, q.Shape().Dim(2))
+	tile := 3 * b * h * block * block * q.DType().Size()
+	return max(2*runtime.GOMAXPROCS(0), flashInFlight/max(tile, 1))
+}
+
 // flashTiles cuts T rows into blocks: the start of each block, and T at the end.
 func flashTiles(t, block int) []int {
 	var starts []int
@@ -100,11 +114,12 @@ type flashGraph struct {
 	masks   map[[3]int]*Node // causal bias of a tile, by (query start, key start, rows·cols key)
 }
 
-// flashCausal is FlashCausal with a given block size, q, k and v checked.
-func flashCausal(q, k, v *Node, block int) *Node {
+// flashCausal is FlashCausal with a given block size and number of query blocks in flight, q,
+// k and v checked.
+func flashCausal(q, k, v *Node, block, chains int) *Node {
 	t, hd := q.Shape().Dim(2), q.Shape().Dim(3)
 	f := &flashGraph{starts: flashTiles(t, block), scale: 1 / math.Sqrt(float64(hd)), masks: map[[3]int]*Node{},
-		chains: 2 * runtime.GOMAXPROCS(0)}
+		chains: chains}
 	f.q, f.k, f.v = MulScalar(StopGradient(q), f.scale), StopGradient(k), StopGradient(v)
 	f.forward()
 
@@ -152,7 +167,7 @@ func (f *flashGraph) bias(g *Graph, dtype dtypes.DType, qs, qe, ks, ke int) *Nod
 // scheduling, as pkg/backend starts it) would compute the scores of all tiles together and
 // hold them all — the `[T, T]` matrix again, in pieces (measured: 13.9 GiB at T = 16384 with 12
 // heads). Chained after the previous tile of their query block, and the first tile of block i
-// after block i−chains, at most f.chains tiles are in flight.
+// after block i−chains, at most f.chains tiles are in flight (see flashChains).
 func (f *flashGraph) scores(i, j int, after *Node) *Node {
 	qs, qe, ks, ke := f.starts[i], f.starts[i+1], f.starts[j], f.starts[j+1]
 	qb, kb := rowsOf(f.q, qs, qe), rowsOf(f.k, ks, ke) // [B, H, Tq, hd], [B, H, Tk, hd]
@@ -240,6 +255,9 @@ func (f *flashGraph) backward(dOut *Node) (dq, dk, dv *Node) {
 			after := dqs[i]                                    // the previous tile of this query block
 			if j == 0 && i >= f.chains {
 				after = dqs[i-f.chains]
+			}
+			if after != nil {
+				vb = SchedulingBarrier(vb, after) // dP too waits for the previous tile
 			}
 			p := Exp(Sub(f.scores(i, j, after), lse))                                              // [B, H, Tq, Tk]
 			dvs[j] = acc(dvs[j], DotGeneral(p, []int{2}, []int{0, 1}, dOb, []int{2}, []int{0, 1})) // [B, H, Tk, hd]

@@ -2,6 +2,7 @@ package attention
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/attnbook/attnbook/pkg/torchrand"
@@ -22,22 +23,26 @@ func chapterCausal(q, k, v *Node) *Node {
 // backward, for blocks that divide T, that do not, of one row, and of all of T (one tile).
 func TestFlashCausal(t *testing.T) {
 	for _, c := range []struct {
-		b, h, t, hd, block int
+		b, h, t, hd, block int // block 0: FlashCausal's; < 0: -block, with 2 query blocks in flight
 	}{
 		{1, 1, 6, 2, 2},    // the seeds' six tokens, 3×3 tiles
 		{2, 3, 37, 8, 8},   // a short last block
 		{2, 2, 16, 4, 1},   // blocks of one row: the online softmax one key at a time
 		{1, 2, 20, 5, 64},  // one tile
 		{1, 2, 300, 16, 0}, // FlashCausal's own block (128): 3×3 tiles, the last short
+		{2, 2, 40, 4, -4},  // blocks of 4, 2 query blocks in flight: block i waits for block i−2
 	} {
 		t.Run(fmt.Sprintf("%dx%dx%dx%d_block%d", c.b, c.h, c.t, c.hd, c.block), func(t *testing.T) {
 			g := torchrand.New(int64(c.t))
 			q, k, v := g.Randn(c.b, c.h, c.t, c.hd), g.Randn(c.b, c.h, c.t, c.hd), g.Randn(c.b, c.h, c.t, c.hd)
 			outs := runN(t, func(in []*Node) []*Node {
 				var flash *Node
-				if c.block == 0 {
+				switch {
+				case c.block == 0:
 					flash = FlashCausal(in[0], in[1], in[2])
-				} else {
+				case c.block < 0:
+					flash = flashCausal(in[0], in[1], in[2], -c.block, 2)
+				default:
 					flash = FlashCausalBlock(in[0], in[1], in[2], c.block)
 				}
 				chapter := chapterCausal(in[0], in[1], in[2])
@@ -98,5 +103,26 @@ func TestFlashCausalErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			wantErr(t, c.name, Catch(c.fn), c.want)
 		})
+	}
+}
+
+// TestFlashChains pins how many query blocks FlashCausal lets run at once: as many as fit in
+// 512 MiB of tiles (three `[B, H, block, block]` float32 tensors each), at least 2·GOMAXPROCS.
+func TestFlashChains(t *testing.T) {
+	g := NewGraph(testBackend(t), "flash_chains")
+	floor := 2 * runtime.GOMAXPROCS(0)
+	for _, c := range []struct {
+		dims          []int
+		block, chains int
+	}{
+		{[]int{8, 12, 1024, 64}, 128, max(floor, 28)},  // GPT-2's size: 18 MiB per tile
+		{[]int{1, 12, 16384, 64}, 512, max(floor, 14)}, // 36 MiB per tile
+		{[]int{1, 12, 32768, 64}, 1024, max(floor, 3)}, // 144 MiB per tile
+		{[]int{1, 1, 6, 2}, 128, 512 << 20 / (3 * 6 * 6 * 4)},
+	} {
+		q := Parameter(g, fmt.Sprint(c.dims), shapes.Make(dtypes.Float32, c.dims...))
+		if got := flashChains(q, c.block); got != c.chains {
+			t.Errorf("flashChains(%v, %d) = %d, want %d", c.dims, c.block, got, c.chains)
+		}
 	}
 }
