@@ -46,7 +46,7 @@ func BenchmarkFlashCausal(b *testing.B) {
 						b.Skipf("one [1, %d, %d, %d] float32 tensor is %.1f GiB; the chapter's graph holds several at once",
 							heads, t, t, float64(scores)/(1<<30))
 					}
-					core := chapterCausal
+					core := flashReference
 					if form == "flash" {
 						core = FlashCausal
 					}

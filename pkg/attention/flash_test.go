@@ -11,9 +11,9 @@ import (
 	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
 )
 
-// chapterCausal is the chapter's attention core, one line of its PyTorch forward per call:
+// flashReference is the chapter's attention core, one line of its PyTorch forward per call:
 // scores, causal mask fill, scaling, softmax, context vectors. q, k, v `[B, H, T, hd]`.
-func chapterCausal(q, k, v *Node) *Node {
+func flashReference(q, k, v *Node) *Node {
 	scores := CausalMaskFill(Scores(q, k))                          // [B, H, T, T]
 	weights := StableSoftmax(ScaleScores(scores, q.Shape().Dim(3))) // [B, H, T, T]
 	return ContextVectors(weights, v)                               // [B, H, T, hd]
@@ -45,7 +45,7 @@ func TestFlashCausal(t *testing.T) {
 				default:
 					flash = FlashCausalBlock(in[0], in[1], in[2], c.block)
 				}
-				chapter := chapterCausal(in[0], in[1], in[2])
+				chapter := flashReference(in[0], in[1], in[2])
 				// A loss that weighs every output differently, so every gradient entry matters.
 				wts := AddScalar(Iota(in[0].Graph(), flash.Shape(), 3), 1)
 				wts = Add(wts, Iota(in[0].Graph(), flash.Shape(), 2))
