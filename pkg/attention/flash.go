@@ -181,20 +181,34 @@ func (f *flashGraph) scores(i, j int, after *Node) *Node {
 	return s
 }
 
-// tile is the tile (query block i, key block j): the softmax p of its masked scores over the
-// tile's keys `[B, H, Tq, Tk]`, and the log-sum-exp of each of its rows,
-// lse_t = max + log Σ exp(score − max) `[B, H, Tq, 1]`.
+// tile is the tile (query block i, key block j): the softmax of its masked scores with one more
+// key whose score is the row's maximum, p `[B, H, Tq, Tk+1]`, and the log-sum-exp of each of
+// its rows, lse_t = max + log Σ exp(score − max) `[B, H, Tq, 1]`.
 //
 // The softmax is the backend's fused one (see StableSoftmax) where it has it: one pass per row
 // with a fast exp, where graph.Exp would call math.Exp for every score (GoMLX v0.28.8's pure-Go
-// backend). The tile's sum Σ exp(score − max) is 1/max(p), since the largest score's term is
-// exp(0) = 1.
+// backend). The extra key gets the weight e = 1/(l + 1), l = Σ exp(score − max) ≥ 1: the row's
+// sum comes out of the softmax itself, as 1/e − 1, without a second pass over the tile (a
+// ReduceMax of the weights took 15% longer at GPT-2's size); p's first Tk columns are the
+// weights times l/(l + 1) = 1 − e.
 func (f *flashGraph) tile(i, j int, after *Node) (p, lse *Node) {
-	s := f.scores(i, j, after)                             // [B, H, Tq, Tk]
-	tileMax := ReduceAndKeep(s, ReduceMax, -1)             // [B, H, Tq, 1]
-	p = fusedSoftmax(s)                                    // [B, H, Tq, Tk]
-	tileSum := Reciprocal(ReduceAndKeep(p, ReduceMax, -1)) // [B, H, Tq, 1]
-	return p, Add(tileMax, Log(tileSum))                   // [B, H, Tq, 1]
+	s := f.scores(i, j, after)                            // [B, H, Tq, Tk]
+	tileMax := ReduceAndKeep(s, ReduceMax, -1)            // [B, H, Tq, 1]
+	p = fusedSoftmax(Concatenate([]*Node{s, tileMax}, 3)) // [B, H, Tq, Tk+1]
+	e := lastColumn(p)                                    // [B, H, Tq, 1]: 1/(l + 1)
+	return p, Add(tileMax, Log(SubScalar(Reciprocal(e), 1)))
+}
+
+// lastRow is x[:, :, -1:, :] of a rank-4 x.
+func lastRow(x *Node) *Node {
+	n := x.Shape().Dim(2)
+	return rowsOf(x, n-1, n)
+}
+
+// lastColumn is x[..., -1:] of a rank-4 x.
+func lastColumn(x *Node) *Node {
+	n := x.Shape().Dim(3)
+	return Slice(x, AxisRange(), AxisRange(), AxisRange(), AxisRange(n-1, n))
 }
 
 // forward sets f.out and f.lse: for each query block, the online softmax over its
@@ -215,7 +229,9 @@ func (f *flashGraph) forward() {
 			}
 			p, lseT := f.tile(i, j, after)
 			vb := rowsOf(f.v, f.starts[j], f.starts[j+1])                         // [B, H, Tk, hd]
+			vb = Concatenate([]*Node{vb, ZerosLike(lastRow(vb))}, 2)              // [B, H, Tk+1, hd]: the extra key's value is 0
 			oT := DotGeneral(p, []int{3}, []int{0, 1}, vb, []int{2}, []int{0, 1}) // [B, H, Tq, hd]
+			oT = Div(oT, OneMinus(lastColumn(p)))                                 // [B, H, Tq, hd]: the tile's output
 			if o == nil {
 				o, lse = oT, lseT
 				continue
