@@ -137,7 +137,7 @@ func ParseFlags(root string, args []string, stderr io.Writer) (Options, error) {
 	fs.BoolVar(&o.Render, "render-docs", false, "measure nothing: rewrite docs/benchmarks.md's sections from docs/benchmarks.json")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: go run ./kernel bench [--quick] [--size b,t,d,h] [--mode forward|backward|both|matmul] [--reps N] [-o DIR] [--write-docs] [--cells]")
-		fmt.Fprintln(stderr, "\nTimes causal multi-head attention written seven ways with pkg/attention on every GoMLX backend that")
+		fmt.Fprintln(stderr, "\nTimes causal multi-head attention written eight ways with pkg/attention on every GoMLX backend that")
 		fmt.Fprintln(stderr, "starts, side by side with the same formulations in PyTorch (reference BLAS and OpenBLAS): this")
 		fmt.Fprintln(stderr, "machine's and the current one (Debian trixie's 2.6, with F.scaled_dot_product_attention) in a Docker")
 		fmt.Fprintln(stderr, "container, after checking that they all agree; or one float32 matrix product (--mode matmul); or")

@@ -1,6 +1,6 @@
 // Package bench is `go run ./kernel bench`: the Go counterpart of the book's bonus "multi-head
 // attention implementations" comparison, built on pkg/attention. The same causal multi-head
-// self-attention (no dropout) is written seven ways ([Impls]), checked equal to each other and
+// self-attention (no dropout) is written eight ways ([Impls]), checked equal to each other and
 // to PyTorch, then timed forward and forward+backward on every GoMLX backend that starts, side
 // by side in one run with the same formulations in PyTorch as Debian ships it (reference BLAS)
 // and with OpenBLAS: the host's PyTorch (Debian bookworm's 1.13) and the current one (Debian
@@ -20,6 +20,7 @@
 //   - gomlx_layers: GoMLX's ml/layers/attention.MultiHeadAttention.
 //   - fused: attention.FusedCausal, GoMLX's fused scaled dot-product attention.
 //   - fast: attention.MultiHeadAttention with SetFast(true).
+//   - flash: attention.FlashCausal, tiles with the online softmax (no `[T, T]` scores).
 //
 // Results are [benchdata.Report]s: written to out/bench/results.json and, with --write-docs,
 // to docs/benchmarks.json (which notebook 09 reads through pkg/benchdata) and

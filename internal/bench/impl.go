@@ -65,6 +65,7 @@ func Impls() []Impl {
 		{"gomlx_layers", "GoMLX's ml/layers/attention.MultiHeadAttention(...).WithCausalMask(true)", loadLayers},
 		{"fused", "the chapter's projections around attention.FusedCausal (GoMLX's fused scaled dot-product attention)", loadFused},
 		{"fast", "attention.MultiHeadAttention with SetFast(true): pkg/attention's one fast formulation", loadFast},
+		{"flash", "the chapter's projections around attention.FlashCausal (tiles with the online softmax: no [T, T] scores, forward or backward)", loadFlash},
 	}
 }
 
@@ -223,6 +224,23 @@ func loadFused(store *model.Store, w Weights, s Size) Build {
 		keys := attention.SplitHeads(attention.Linear(x, p("W_key.weight"), nil), s.Heads)      // [B, H, T, hd]
 		values := attention.SplitHeads(attention.Linear(x, p("W_value.weight"), nil), s.Heads)  // [B, H, T, hd]
 		context := attention.MergeHeads(attention.FusedCausal(queries, keys, values))           // [B, T, d]
+		return attention.Linear(context, p("out_proj.weight"), p("out_proj.bias"))              // [B, T, d]
+	}
+}
+
+// --- flash -------------------------------------------------------------------------------------
+
+// loadFlash: the chapter's projections and head split around attention.FlashCausal, causal
+// attention in tiles with the online softmax of FlashAttention (forward) and FlashAttention-2's
+// backward pass: no `[B, H, T, T]` tensor either way.
+func loadFlash(store *model.Store, w Weights, s Size) Build {
+	storeChapter(store, w)
+	return func(scope *model.Scope, x *Node) *Node {
+		p := params(store, x.Graph())
+		queries := attention.SplitHeads(attention.Linear(x, p("W_query.weight"), nil), s.Heads) // [B, H, T, hd]
+		keys := attention.SplitHeads(attention.Linear(x, p("W_key.weight"), nil), s.Heads)      // [B, H, T, hd]
+		values := attention.SplitHeads(attention.Linear(x, p("W_value.weight"), nil), s.Heads)  // [B, H, T, hd]
+		context := attention.MergeHeads(attention.FlashCausal(queries, keys, values))           // [B, T, d]
 		return attention.Linear(context, p("out_proj.weight"), p("out_proj.bias"))              // [B, T, d]
 	}
 }

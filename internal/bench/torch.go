@@ -49,7 +49,7 @@ func SystemBLAS() string {
 }
 
 // torchNames maps the Go formulations to their PyTorch counterparts where the names differ.
-var torchNames = map[string]string{"gomlx_layers": "torch_mha", "fused": "sdpa"}
+var torchNames = map[string]string{"gomlx_layers": "torch_mha", "fused": "sdpa", "flash": "sdpa"}
 
 // TorchName is the PyTorch side's name of the Go formulation impl.
 func TorchName(impl string) string {
