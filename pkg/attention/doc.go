@@ -15,7 +15,8 @@
 //     ([FastCausalMultiHead], what [MultiHeadAttention.SetFast] runs); which one is quickest
 //     depends on the backend and the size (docs/benchmarks.md). Past the seeds (notebook 11):
 //     grouped-query and multi-query attention ([RepeatKV], [GroupedQueryCausal], the mask of
-//     queries after a key–value cache [LaterKeysMask]).
+//     queries after a key–value cache [LaterKeysMask]); and flash attention (notebook 12:
+//     [FlashCausal], tiles with the online softmax, no `[T, T]` scores forward or backward).
 //   - Modules mirroring the seeds' PyTorch classes ([SelfAttentionV1], [SelfAttentionV2],
 //     [CausalAttention], [MultiHeadAttentionWrapper], [MultiHeadAttention], [CrossAttention],
 //     [Head], [HeadList]), and the bonus material's [GroupedQueryAttention]. Their weights are GoMLX variables drawn by a
