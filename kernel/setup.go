@@ -136,6 +136,7 @@ func setup(ctx context.Context, e *env) error {
 			return did, detail, err
 		}},
 		step{"trust", func(ctx context.Context) (string, string, error) { return trustNotebooks(ctx, e) }},
+		step{"corpus", func(ctx context.Context) (string, string, error) { return ensureCorpus(ctx, e) }},
 		step{"build cache", func(ctx context.Context) (string, string, error) { return warmBuildCache(ctx, e) }},
 	)
 	var results []stepResult
