@@ -153,7 +153,7 @@ func doctorChecks(ctx context.Context, e *env) []check {
 		check{Name: "XLA CUDA", Value: cuda, Optional: true, Problem: ifThen(cuda == "not installed", cudaWhy)},
 		check{Name: "GPU", Value: gpuDescription(ctx, choice.GPU)},
 	)
-	return cs
+	return append(cs, firstHourChecks(e)...)
 }
 
 // kernelSpecCheck compares the user's "attnbook" kernel spec with what setup writes here.
