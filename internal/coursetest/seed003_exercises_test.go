@@ -129,6 +129,7 @@ func TestSeed003CorpusMissing(t *testing.T) {
 	want := filepath.Join(empty, "tinyshakespeare.txt")
 	help := r.Find(t, "func loadCorpus()").Stdout
 	for _, s := range []string{"Tiny Shakespeare (tinyshakespeare.txt, about 1.1 MB) is not on this machine", seed003CorpusURL,
+		"\nIn a terminal in the repository, go run ./kernel setup downloads it (and checks it). Or by hand:\n",
 		"and save it as\n    " + want + "\n", "curl -L -o '" + want + "' " + seed003CorpusURL, "Then run this cell again."} {
 		if !strings.Contains(help, s) {
 			t.Errorf("the corpus cell printed\n%s\nwant it to contain %q", help, s)
