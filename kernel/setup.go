@@ -371,7 +371,12 @@ func isCheckout(dir string) bool { return modulePath(filepath.Join(dir, "go.mod"
 // (nbformat's `jupyter trust`), so the classic Notebook opens them trusted and shows the HTML and
 // SVG they produce. A signature covers the file's content: setup signs again after a change.
 func trustNotebooks(ctx context.Context, e *env) (string, string, error) {
-	nbs, _ := filepath.Glob(filepath.Join(e.Root, "notebooks", "*.ipynb"))
+	return trustFolder(ctx, filepath.Join(e.Root, "notebooks"))
+}
+
+// trustFolder signs the notebooks of dir that Jupyter's notary does not know (see trustNotebooks).
+func trustFolder(ctx context.Context, dir string) (string, string, error) {
+	nbs, _ := filepath.Glob(filepath.Join(dir, "*.ipynb"))
 	if len(nbs) == 0 {
 		return "ok", "no notebooks", nil
 	}

@@ -56,9 +56,10 @@ func cmdWork(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(e.Stdout, "work: your version of %s is kept as %s\n", name, e.rel(kept))
 		}
 		fmt.Fprintf(e.Stdout, "work: %s is the course's version now (reload it in the browser)\n", e.rel(filepath.Join(o.Work, name)))
+		trustFolder(ctx, o.Work)
 		return exitOK
 	}
-	if err := syncWorkspace(e, o); err != nil {
+	if err := syncWorkspace(ctx, e, o); err != nil {
 		fmt.Fprintf(e.Stderr, "work: %v\n", err)
 		return exitFail
 	}
@@ -71,13 +72,19 @@ func (e *env) workspaceOptions() workspace.Options {
 		LanguageInfo: kernelLanguageInfo(filepath.Join(e.Go.ToolDir(), "gonb"))}
 }
 
-func syncWorkspace(e *env, o workspace.Options) error {
+// syncWorkspace brings the workspace up to date, prints what changed, and signs the copies
+// (jupyter trust: the classic Notebook then opens them Trusted; a copy's language_info makes it a
+// file of its own).
+func syncWorkspace(ctx context.Context, e *env, o workspace.Options) error {
 	r, err := workspace.Sync(o)
 	if err != nil {
 		return err
 	}
 	r.Work = e.rel(r.Work) + "/"
 	r.Write(e.Stdout, takeCommand)
+	if _, _, err := trustFolder(ctx, o.Work); err != nil {
+		fmt.Fprintf(e.Stderr, "work: signing the copies: %v\n", err)
+	}
 	return nil
 }
 
