@@ -49,7 +49,7 @@ func cmdUp(ctx context.Context, e *env, args []string) int {
 		return exitMissing
 	}
 	wo := e.workspaceOptions()
-	if err := syncWorkspace(ctx, e, wo); err != nil {
+	if err := syncWorkspace(ctx, e, wo, true); err != nil {
 		fmt.Fprintf(e.Stderr, "up: %v\n", err)
 		return exitFail
 	}

@@ -85,6 +85,14 @@ func upLab(ctx context.Context, e *env, port int, image string, browser bool) in
 			}
 		}
 	}
+	// The workspace, work/ in the checkout, as without -lab; JupyterLab opens it. (The copies keep
+	// the course's language_info: the image's GoNB reports its own.)
+	wo := e.workspaceOptions()
+	wo.LanguageInfo = nil
+	if err := syncWorkspace(ctx, e, wo, false); err != nil {
+		fmt.Fprintf(e.Stderr, "up: %v\n", err)
+		return exitFail
+	}
 	p, err := freePort(port)
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "up: %v\n", err)
@@ -124,7 +132,7 @@ func upLab(ctx context.Context, e *env, port int, image string, browser bool) in
 		if !ok {
 			fmt.Fprintf(e.Stderr, "up: JupyterLab did not answer at %s within 3 minutes (see its log above)\n", base)
 		} else {
-			url := fmt.Sprintf("%s/lab/tree/%s/notebooks?token=%s", base, filepath.Base(imageRoot), token)
+			url := fmt.Sprintf("%s/lab/tree/%s/%s?token=%s", base, filepath.Base(imageRoot), workDir, token)
 			fmt.Fprintf(e.Stdout, "\nup: JupyterLab from %s (container %s) serves %s, mounted at %s, with the %q kernel at\n\n    %s\n\nup: Ctrl-C stops it.\n\n",
 				image, name, e.Root, imageRoot, KernelDisplayName, url)
 			if os.Geteuid() != 0 && os.Geteuid() != 1000 {

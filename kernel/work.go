@@ -59,7 +59,7 @@ func cmdWork(ctx context.Context, e *env, args []string) int {
 		trustFolder(ctx, o.Work)
 		return exitOK
 	}
-	if err := syncWorkspace(ctx, e, o); err != nil {
+	if err := syncWorkspace(ctx, e, o, true); err != nil {
 		fmt.Fprintf(e.Stderr, "work: %v\n", err)
 		return exitFail
 	}
@@ -72,16 +72,19 @@ func (e *env) workspaceOptions() workspace.Options {
 		LanguageInfo: kernelLanguageInfo(filepath.Join(e.Go.ToolDir(), "gonb"))}
 }
 
-// syncWorkspace brings the workspace up to date, prints what changed, and signs the copies
-// (jupyter trust: the classic Notebook then opens them Trusted; a copy's language_info makes it a
-// file of its own).
-func syncWorkspace(ctx context.Context, e *env, o workspace.Options) error {
+// syncWorkspace brings the workspace up to date, prints what changed, and with sign signs the
+// copies in this machine's Jupyter (jupyter trust: the classic Notebook then opens them Trusted; a
+// copy's language_info makes it a file of its own).
+func syncWorkspace(ctx context.Context, e *env, o workspace.Options, sign bool) error {
 	r, err := workspace.Sync(o)
 	if err != nil {
 		return err
 	}
 	r.Work = e.rel(r.Work) + "/"
 	r.Write(e.Stdout, takeCommand)
+	if !sign {
+		return nil
+	}
 	if _, _, err := trustFolder(ctx, o.Work); err != nil {
 		fmt.Fprintf(e.Stderr, "work: signing the copies: %v\n", err)
 	}
