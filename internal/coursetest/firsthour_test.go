@@ -80,6 +80,7 @@ func TestFirstHour(t *testing.T) {
 	}
 
 	up.stop(t)
+	t.Logf("up's terminal:\n%s", up.output())
 	if out := up.output(); regexp.MustCompile(`(?m)^(E\d{4} |I\d{4} |\[[IWD] |goroutine \d+ )`).MatchString(out) {
 		t.Errorf("up's terminal shows log lines (GoNB's E… self-tests, Jupyter's [I …], stack traces); they belong in out/jupyter.log:\n%s", out)
 	}
