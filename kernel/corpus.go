@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -33,6 +34,15 @@ var corpusSources = []string{
 	gpt.CorpusURL,
 	"https://cdn.jsdelivr.net/gh/karpathy/char-rnn@master/data/tinyshakespeare/input.txt",
 }
+
+// corpusClient gives up quickly where there is no network (a firewall that drops packets would
+// otherwise hold setup for minutes); the proxy comes from the environment, as curl's would.
+var corpusClient = &http.Client{Transport: &http.Transport{
+	Proxy:                 http.ProxyFromEnvironment,
+	DialContext:           (&net.Dialer{Timeout: 15 * time.Second}).DialContext,
+	TLSHandshakeTimeout:   15 * time.Second,
+	ResponseHeaderTimeout: 30 * time.Second,
+}}
 
 // corpusDest is where setup saves the corpus: $ATTNBOOK_DATA when set, else the checkout's data/
 // folder (git-ignored; pkg/gpt and notebook 07 look there).
@@ -86,7 +96,7 @@ func ensureCorpus(ctx context.Context, e *env) (string, string, error) {
 		sources = splitComma(s)
 	}
 	dest := corpusDest(e.Root)
-	from, err := fetchCorpus(ctx, http.DefaultClient, sources, dest, e.Stdout)
+	from, err := fetchCorpus(ctx, corpusClient, sources, dest, e.Stdout)
 	if err != nil {
 		return "warning", "", fmt.Errorf("%w: %v\n%s", errWarning, err, corpusHelp(dest))
 	}

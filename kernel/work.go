@@ -140,7 +140,7 @@ func forStudent(line string) string {
 	switch {
 	case strings.Contains(line, "KernelRestarter: restarting kernel"):
 		return "a notebook's kernel died and was restarted: run its cells again from the top"
-	case strings.HasPrefix(line, "[C "):
+	case strings.HasPrefix(line, "[C ") && !strings.Contains(line, "received signal"): // not our own Ctrl-C
 		return "Jupyter: " + strings.TrimSpace(line[strings.IndexByte(line, ']')+1:])
 	}
 	return ""

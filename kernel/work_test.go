@@ -20,6 +20,7 @@ func TestStudentLines(t *testing.T) {
 		"goroutine 1 [running]:",
 		"[I 13:02:00.000 NotebookApp] KernelRestarter: restarting kernel (1/5), new random ports",
 		"[C 13:03:00.000 NotebookApp] Running as root is not recommended.",
+		"[C 13:04:00.000 NotebookApp] received signal 15, stopping",
 	}
 	for _, l := range in {
 		// Lines may arrive in pieces.

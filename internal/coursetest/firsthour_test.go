@@ -225,7 +225,6 @@ func playFirstHour(t *testing.T, fe frontEnd, shots *screenshots, clone string) 
 		shots.take(t, "07-10-interrupted")
 		first := fe.outputText(t, training)
 		firstOutputs := fe.outputs(t, training)
-		firstStrokes := fe.strokes(t, training)
 		if !interrupted {
 			t.Errorf("training finished before the interrupt; its output:\n%s", first)
 		} else if !strings.Contains(strings.ToLower(first), "interrupt") {
@@ -247,10 +246,10 @@ func playFirstHour(t *testing.T, fe frontEnd, shots *screenshots, clone string) 
 		if n := fe.count(t, training, `progress, [role="progressbar"]`); n != 1 {
 			t.Errorf("the resumed training cell shows %d progress bars (progress or role=progressbar elements), want 1", n)
 		}
-		for run, s := range map[string][]string{"interrupted": firstStrokes, "resumed": fe.strokes(t, training)} {
-			if len(s) < 2 {
-				t.Errorf("the %s run's loss plot draws series in %q: want two series in distinct colours", run, s)
-			}
+		// The interrupted run may have stopped before its second estimate; the resumed one runs to the
+		// end, and its plot shows the whole run.
+		if s := fe.strokes(t, training); len(s) < 2 {
+			t.Errorf("the resumed run's loss plot draws series in %q: want two series in distinct colours", s)
 		}
 		// Generate from the trained weights.
 		fe.run(t, fe.find(t, "func trained("), 5*time.Minute)
