@@ -24,7 +24,7 @@ func cmdUp(ctx context.Context, e *env, args []string) int {
 	lab := fs.Bool("lab", false, "JupyterLab: the local one when installed, else from the classroom Docker image with this\ncheckout mounted (the image is built when missing: about 7 minutes)")
 	image := fs.String("image", defaultImage(), "the classroom image -lab runs when JupyterLab is not installed ($ATTNBOOK_IMAGE)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: go run ./kernel up [-port N] [-browser] [-lab [-image NAME]]\n\nRuns setup, then JupyterLab (or the classic Notebook) on notebooks/ at 127.0.0.1 with a random token.\nWith -lab and no local JupyterLab, runs JupyterLab from the classroom image (Docker) with this checkout\nmounted: edits under pkg/ and notebooks/ show there, and its kernel builds from this checkout. Ctrl-C stops it.")
+		fmt.Fprintln(fs.Output(), "usage: go run ./kernel up [-port N] [-browser] [-lab [-image NAME]]\n\nRuns setup, brings your workspace work/ (copies of notebooks/) up to date, then starts JupyterLab (or the\nclassic Notebook) on it at 127.0.0.1 with a random token. Jupyter's log goes to out/jupyter.log.\nWith -lab and no local JupyterLab, runs JupyterLab from the classroom image (Docker) with this checkout\nmounted: edits under pkg/ and notebooks/ show there, and its kernel builds from this checkout. Ctrl-C stops it.")
 		fs.PrintDefaults()
 	}
 	if code, done := parseFlags(fs, args, e.Stdout); done {
