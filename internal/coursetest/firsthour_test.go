@@ -87,12 +87,12 @@ func TestFirstHour(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(clone, "out", "jupyter.log")); err != nil || len(data) == 0 {
 		t.Errorf("out/jupyter.log is missing or empty (%v)", err)
 	}
-	if st := git(t, clone, "status", "--porcelain"); st != "" {
+	if st := gitCmd(t, clone, "status", "--porcelain"); st != "" {
 		t.Errorf("git status of the checkout after the first hour is not clean:\n%s", st)
 	}
 	// Use made no course notebook "changed": only the edited 08 differs, and it is current
 	// because the course did not change.
-	work := run(t, clone, filepath.Join(clone, "kernel-cli"), "work")
+	work := runCmd(t, clone, filepath.Join(clone, "kernel-cli"), "work")
 	if !strings.Contains(work, "notebooks are up to date with the course") {
 		t.Errorf("kernel work after the first hour:\n%s", work)
 	}
@@ -333,7 +333,7 @@ func solutionCell(t *testing.T, clone, fragment string) string {
 func copyCheckout(t *testing.T, root string) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "attnbook")
-	files := strings.Split(strings.TrimRight(git(t, root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"), "\x00"), "\x00")
+	files := strings.Split(strings.TrimRight(gitCmd(t, root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"), "\x00"), "\x00")
 	for _, f := range files {
 		data, err := os.ReadFile(filepath.Join(root, f))
 		if os.IsNotExist(err) { // deleted in the working tree
@@ -350,20 +350,20 @@ func copyCheckout(t *testing.T, root string) string {
 			t.Fatal(err)
 		}
 	}
-	git(t, dst, "init", "-q")
-	git(t, dst, "add", "-A")
-	git(t, dst, "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", "the course")
+	gitCmd(t, dst, "init", "-q")
+	gitCmd(t, dst, "add", "-A")
+	gitCmd(t, dst, "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", "the course")
 	os.WriteFile(filepath.Join(dst, ".git", "info", "exclude"), []byte("/kernel-cli\n"), 0o644)
-	run(t, dst, "go", "build", "-o", "kernel-cli", "./kernel")
+	runCmd(t, dst, "go", "build", "-o", "kernel-cli", "./kernel")
 	return dst
 }
 
-func git(t *testing.T, dir string, args ...string) string {
+func gitCmd(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	return run(t, dir, "git", args...)
+	return runCmd(t, dir, "git", args...)
 }
 
-func run(t *testing.T, dir, name string, args ...string) string {
+func runCmd(t *testing.T, dir, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
