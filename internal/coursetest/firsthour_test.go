@@ -403,11 +403,18 @@ func (u *upProcess) output() string {
 // for the URL it prints.
 func startUp(t *testing.T, clone, corpus string) *upProcess {
 	t.Helper()
+	return startUpWith(t, clone, corpus, []string{"up", "-port", "8890"}, `/tree\?token=`)
+}
+
+// startUpWith runs the checkout's kernel command with args (an up) and waits for the URL it
+// prints: http://127.0.0.1:PORT, then urlPath (a regular expression), then the token.
+func startUpWith(t *testing.T, clone, corpus string, args []string, urlPath string, extraEnv ...string) *upProcess {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, corpus) }))
 	t.Cleanup(srv.Close)
 	jupyter := t.TempDir()
 	u := &upProcess{done: make(chan error, 1)}
-	u.cmd = exec.Command(filepath.Join(clone, "kernel-cli"), "up", "-port", "8890")
+	u.cmd = exec.Command(filepath.Join(clone, "kernel-cli"), args...)
 	u.cmd.Dir = clone
 	env := []string{}
 	for _, kv := range os.Environ() {
@@ -417,13 +424,14 @@ func startUp(t *testing.T, clone, corpus string) *upProcess {
 	}
 	u.cmd.Env = append(env, "JUPYTER_DATA_DIR="+filepath.Join(jupyter, "data"), "JUPYTER_CONFIG_DIR="+filepath.Join(jupyter, "config"),
 		"JUPYTER_RUNTIME_DIR="+filepath.Join(jupyter, "runtime"), "ATTNBOOK_CORPUS_URLS="+srv.URL+"/input.txt", "ATTNBOOK_SHORT=1")
+	u.cmd.Env = append(u.cmd.Env, extraEnv...)
 	pr, pw := io.Pipe()
 	u.cmd.Stdout, u.cmd.Stderr = pw, pw
 	if err := u.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() { err := u.cmd.Wait(); pw.Close(); u.done <- err }()
-	urlRe := regexp.MustCompile(`(http://127\.0\.0\.1:\d+)/tree\?token=([0-9a-f]+)`)
+	urlRe := regexp.MustCompile(`(http://127\.0\.0\.1:\d+)` + urlPath + `([0-9a-f]+)`)
 	found := make(chan []string, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
