@@ -25,7 +25,7 @@ var commands = []command{
 	{"setup", "", "install GoNB, goimports, gopls (pinned) and Jupyter if missing; register the attnbook kernel", cmdSetup},
 	{"up", "[-port N] [-browser]", "setup, then start JupyterLab (or the classic Notebook) on your workspace work/ (copies of notebooks/) at 127.0.0.1", cmdUp},
 	{"run", "[-o DIR] [-timeout D] NOTEBOOK...", "execute notebooks headless with the attnbook kernel; executed copies go to DIR (out/executed)", cmdRun},
-	{"work", "[-take NOTEBOOK]", "bring your workspace (work/, copies of notebooks/) up to date with the course; -take: the course's version of one notebook, yours kept aside", cmdWork},
+	{"work", "[-take NOTEBOOK] [-course DIR] [-work DIR]", "bring your workspace (work/, copies of notebooks/) up to date with the course; -take: the course's version of one notebook, yours kept aside", cmdWork},
 	{"doctor", "", "show versions, the GoMLX backend notebooks get and why, XLA plugins, GPU; exit 3 if something is missing", cmdDoctor},
 	{"test", "[GO TEST ARGS]", "setup, then go test (./... unless packages are given), e.g. test -run X ./pkg/...", cmdTest},
 	{"bench", "[--quick] [--cells] [--mode forward|backward|both|matmul] [--size b,t,d,h] [--write-docs] ...", "time the multi-head attention formulations against PyTorch (reference BLAS and OpenBLAS), a matrix product against the peak, or notebook cell latency (docs/benchmarks.md; --help for all flags)", cmdBench},

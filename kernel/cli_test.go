@@ -67,6 +67,7 @@ func TestMainUsage(t *testing.T) {
 		{args: []string{"work", "extra"}, code: exitUsage, wantStderr: "usage: go run ./kernel work"},
 		{args: []string{"work", "-take"}, code: exitUsage, wantStderr: "flag needs an argument: -take"},
 		{args: []string{"work", "-take", "99_nope"}, code: exitFail, wantStderr: "work: workspace.Take: 99_nope.ipynb is not a course notebook (have 00_start_here.ipynb, "},
+		{args: []string{"work", "-course", "/no/such/course"}, code: exitFail, wantStderr: "work: workspace: the course folder: open /no/such/course: no such file or directory"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := Main(context.Background(), tc.args, &stdout, &stderr)

@@ -33,8 +33,10 @@ func cmdWork(ctx context.Context, e *env, args []string) int {
 	fs := flag.NewFlagSet("work", flag.ContinueOnError)
 	fs.SetOutput(e.Stderr)
 	take := fs.String("take", "", "replace your copy of this notebook (e.g. 08_exercises) by the course's version; yours moves to work/kept/")
+	course := fs.String("course", "", "the course's notebooks (default notebooks/ in this checkout)")
+	work := fs.String("work", "", "the workspace (default work/ in this checkout; the classroom image: each student's folder)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: go run ./kernel work [-take NOTEBOOK]\n\nBrings your workspace, work/ (your copies of notebooks/; git ignores it), up to date with the course:\nadds new notebooks, updates the ones you have not edited, and lists those the course changed since\nyour copy. `up` does this every time it starts.")
+		fmt.Fprintln(fs.Output(), "usage: go run ./kernel work [-take NOTEBOOK] [-course DIR] [-work DIR]\n\nBrings your workspace, work/ (your copies of notebooks/; git ignores it), up to date with the course:\nadds new notebooks, updates the ones you have not edited, and lists those the course changed since\nyour copy. `up` does this every time it starts.")
 		fs.PrintDefaults()
 	}
 	if code, done := parseFlags(fs, args, e.Stdout); done {
@@ -45,6 +47,12 @@ func cmdWork(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	o := e.workspaceOptions()
+	if *course != "" {
+		o.Course = *course
+	}
+	if *work != "" {
+		o.Work = *work
+	}
 	if *take != "" {
 		kept, err := workspace.Take(o, *take, time.Now())
 		if err != nil {
