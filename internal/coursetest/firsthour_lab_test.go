@@ -192,7 +192,7 @@ func (l *lab) strokes(t *testing.T, cell int) []string {
 }
 
 func (l *lab) scrollTo(t *testing.T, cell int) {
-	l.b.eval(t, fmt.Sprintf("%s.content.widgets[%d].node.scrollIntoView()", labWidget, cell), nil)
+	l.b.eval(t, fmt.Sprintf(`%s.content.widgets[%d].node.scrollIntoView({block: "end"})`, labWidget, cell), nil)
 	time.Sleep(300 * time.Millisecond)
 }
 

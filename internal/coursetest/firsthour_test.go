@@ -676,7 +676,8 @@ func (c *classic) strokes(t *testing.T, cell int) []string {
 }
 
 func (c *classic) scrollTo(t *testing.T, cell int) {
-	c.b.eval(t, fmt.Sprintf("IPython.notebook.scroll_to_cell(%d, 0)", cell), nil)
+	// The end of the cell in view: where the verdict, the last lines and the plot are.
+	c.b.eval(t, fmt.Sprintf(`IPython.notebook.get_cell(%d).element[0].scrollIntoView({block: "end"})`, cell), nil)
 	time.Sleep(300 * time.Millisecond)
 }
 
