@@ -85,10 +85,11 @@ func upLab(ctx context.Context, e *env, port int, image string, browser bool) in
 			}
 		}
 	}
-	// The workspace, work/ in the checkout, as without -lab; JupyterLab opens it. (The copies keep
-	// the course's language_info: the image's GoNB reports its own.)
+	// The workspace, work/ in the checkout, as without -lab; JupyterLab opens it. The copies carry
+	// the language_info of the image's GoNB (JupyterLab, too, marks a notebook changed when the
+	// kernel reports another).
 	wo := e.workspaceOptions()
-	wo.LanguageInfo = nil
+	wo.LanguageInfo = imageLanguageInfo(ctx, docker, image)
 	if err := syncWorkspace(ctx, e, wo, false); err != nil {
 		fmt.Fprintf(e.Stderr, "up: %v\n", err)
 		return exitFail
@@ -174,4 +175,19 @@ func openBrowser(url string) {
 			return
 		}
 	}
+}
+
+// imageLanguageInfo is the language_info the image's GoNB reports (see kernelLanguageInfo): its Go
+// version, read with `go version` inside the image; nil when that fails.
+func imageLanguageInfo(ctx context.Context, docker, image string) map[string]any {
+	out, err := exec.CommandContext(ctx, docker, "run", "--rm", "--entrypoint", "sh", image, "-c", `go version "$(go env GOPATH)/bin/gonb"`).Output()
+	if err != nil {
+		return nil
+	}
+	_, v, ok := strings.Cut(strings.TrimSpace(string(out)), ": ")
+	if !ok || !strings.HasPrefix(v, "go") {
+		return nil
+	}
+	return map[string]any{"name": "go", "version": v, "mimetype": "text/x-go", "file_extension": ".go",
+		"pygments_lexer": "", "codemirror_mode": "", "nbconvert_exporter": ""}
 }

@@ -19,8 +19,9 @@ import (
 // TestFirstHourLab plays the key steps of the first hour in JupyterLab 4 from the classroom image,
 // started by `go run ./kernel up -lab` (ATTNBOOK_IMAGE names the image; up builds attnbook:dev
 // when it is missing): the workspace listing and notebook 00 (no unsaved changes on opening, no
-// dialog on leaving, the one-line first output). It runs when ATTNBOOK_LAB_TEST=1; screenshots go
-// to out/firsthour/lab/. (Not yet part of CI=true: see the report of branch h-firsthour.)
+// dialog on leaving, the one-line first output), then a clean `git status`. It runs when
+// ATTNBOOK_LAB_TEST=1 (about a minute with the image built; up -lab builds it when missing);
+// screenshots go to out/firsthour/lab/. Notebooks 08 and 10 are played in the classic Notebook only.
 func TestFirstHourLab(t *testing.T) {
 	if testing.Short() || os.Getenv("ATTNBOOK_LAB_TEST") != "1" {
 		t.Skip("set ATTNBOOK_LAB_TEST=1 (and ATTNBOOK_IMAGE to a built classroom image) to play the first hour in JupyterLab")
@@ -64,6 +65,7 @@ func TestFirstHourLab(t *testing.T) {
 	if line, _, _ := strings.Cut(fe.outputText(t, first), "\n"); !strings.HasPrefix(line, "backend: ") || !strings.Contains(line, ", fast kernels ") {
 		t.Errorf("notebook 00's first output line in JupyterLab: %q", line)
 	}
+	fe.scrollTo(t, first)
 	shots.take(t, "02-00-first-cell")
 	fe.save(t)
 	if d := fe.leave(t); len(d) > 0 {
@@ -82,7 +84,9 @@ type lab struct {
 	base, token string
 }
 
-const labWidget = `jupyterapp.shell.currentWidget`
+// labWidget is the open notebook's widget (the one open sets window.attnbookPath to); the shell's
+// currentWidget follows the keyboard focus, which a headless window does not have.
+const labWidget = `[...jupyterapp.shell.widgets("main")].find(w => w.context && w.context.path === window.attnbookPath)`
 
 func (l *lab) name() string { return "JupyterLab" }
 
@@ -91,7 +95,9 @@ func (l *lab) tree(t *testing.T) string {
 	if err := chromedp.Run(l.b.ctx, chromedp.Navigate(l.base+"/lab/tree/attnbook/work?token="+l.token)); err != nil {
 		t.Fatal(err)
 	}
-	l.b.waitFor(t, "JupyterLab's file browser", `window.jupyterapp && document.querySelectorAll(".jp-DirListing-item").length > 2`, 3*time.Minute)
+	l.b.waitFor(t, "JupyterLab", `window.jupyterapp`, 3*time.Minute)
+	l.b.eval(t, `jupyterapp.restored.then(() => jupyterapp.commands.execute("filebrowser:go-to-path", {path: "attnbook/work"})).then(() => true)`, nil)
+	l.b.waitFor(t, "JupyterLab's file browser on work/", `[...document.querySelectorAll(".jp-DirListing-itemText")].some(e => e.textContent.trim() === "00_start_here.ipynb")`, 3*time.Minute)
 	var text string
 	l.b.eval(t, `document.querySelector(".jp-DirListing-content").innerText`, &text)
 	return text
@@ -99,9 +105,27 @@ func (l *lab) tree(t *testing.T) string {
 
 func (l *lab) open(t *testing.T, notebook string) {
 	t.Helper()
-	l.b.eval(t, fmt.Sprintf(`jupyterapp.commands.execute("docmanager:open", {path: "attnbook/work/%s"}).then(() => true)`, notebook), nil)
-	l.b.waitFor(t, notebook+"'s kernel", fmt.Sprintf(`(() => { const w = %s; const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
-		return w && w.context.path.endsWith(%q) && k && k.connectionStatus === "connected" && k.status === "idle"; })()`, labWidget, notebook), 3*time.Minute)
+	l.b.eval(t, fmt.Sprintf(`(() => { window.attnbookPath = "attnbook/work/%s"; return jupyterapp.commands.execute("docmanager:open", {path: window.attnbookPath}).then(() => true); })()`, notebook), nil)
+	ready := fmt.Sprintf(`(() => { const w = %s; const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+		return !!(w && w.context && w.context.path.endsWith(%q) && k && k.connectionStatus === "connected" && k.status === "idle"); })()`, labWidget, notebook)
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(time.Second) {
+		var ok bool
+		l.b.eval(t, ready, &ok)
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			var state string
+			l.b.eval(t, fmt.Sprintf(`(() => { const w = %s; const s = w && w.sessionContext; const k = s && s.session && s.session.kernel;
+				return JSON.stringify({widget: w && w.constructor.name, path: w && w.context && w.context.path, session: !!(s && s.session),
+					kernel: k && k.name, connection: k && k.connectionStatus, status: k && k.status, dialogs: document.querySelectorAll(".jp-Dialog").length,
+					dialogText: [...document.querySelectorAll(".jp-Dialog")].map(d => d.innerText)}); })()`, labWidget), &state)
+			var png []byte
+			chromedp.Run(l.b.ctx, chromedp.CaptureScreenshot(&png))
+			os.WriteFile(filepath.Join(nbrun.Root(t), "out", "firsthour", "lab", "open-timeout.png"), png, 0o644)
+			t.Fatalf("%s's kernel is not ready within 3 minutes: %s", notebook, state)
+		}
+	}
 	time.Sleep(2 * time.Second)
 	if err := chromedp.Run(l.b.ctx, chromedp.Click(".jp-Notebook .jp-Cell", chromedp.ByQuery)); err != nil {
 		t.Fatal(err)
