@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 
@@ -18,8 +19,14 @@ const benchChildEnv = "ATTNBOOK_BENCH_CHILD"
 // built and started as the notebooks' programs are: when its GOEXPERIMENT or GODEBUG differs from
 // e.Go's (`go run ./kernel bench` without `export GOEXPERIMENT=simd` builds a kernel without
 // GoMLX's SIMD kernels), it runs `go run ./kernel bench ARGS` again with e.Go.Environ().
+//
+// Bad flags are reported here, before the child starts, so that their exit code (2) reaches the
+// caller: the child's would be go run's 1.
 func cmdBench(ctx context.Context, e *env, args []string) int {
 	if os.Getenv(benchChildEnv) == "" && (os.Getenv("GOEXPERIMENT") != e.Go.Experiment() || os.Getenv("GODEBUG") != e.Go.GODEBUG()) {
+		if _, err := bench.ParseFlags(e.Root, args, io.Discard); err != nil {
+			return bench.Main(e.Root, args, e.Stdout, e.Stderr) // prints the error or the help; runs nothing
+		}
 		fmt.Fprintf(e.Stderr, "bench: running under GOEXPERIMENT=%s GODEBUG=%s, as notebook cells do: go run ./kernel bench …\n", e.Go.Experiment(), e.Go.GODEBUG())
 		cmd := exec.CommandContext(ctx, e.Go.GoBinary(), append([]string{"run", "./kernel", "bench"}, args...)...)
 		cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr = e.Root, os.Stdin, e.Stdout, e.Stderr

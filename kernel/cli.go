@@ -23,8 +23,9 @@ type command struct {
 
 var commands = []command{
 	{"setup", "", "install GoNB, goimports, gopls (pinned) and Jupyter if missing; register the attnbook kernel", cmdSetup},
-	{"up", "[-port N] [-browser]", "setup, then start JupyterLab (or the classic Notebook) on notebooks/ at 127.0.0.1", cmdUp},
+	{"up", "[-port N] [-browser]", "setup, then start JupyterLab (or the classic Notebook) on your workspace work/ (copies of notebooks/) at 127.0.0.1", cmdUp},
 	{"run", "[-o DIR] [-timeout D] NOTEBOOK...", "execute notebooks headless with the attnbook kernel; executed copies go to DIR (out/executed)", cmdRun},
+	{"work", "[-take NOTEBOOK] [-course DIR] [-work DIR]", "bring your workspace (work/, copies of notebooks/) up to date with the course; -take: the course's version of one notebook, yours kept aside", cmdWork},
 	{"doctor", "", "show versions, the GoMLX backend notebooks get and why, XLA plugins, GPU; exit 3 if something is missing", cmdDoctor},
 	{"test", "[GO TEST ARGS]", "setup, then go test (./... unless packages are given), e.g. test -run X ./pkg/...", cmdTest},
 	{"bench", "[--quick] [--cells] [--mode forward|backward|both|matmul] [--size b,t,d,h] [--write-docs] ...", "time the multi-head attention formulations against PyTorch (reference BLAS and OpenBLAS), a matrix product against the peak, or notebook cell latency (docs/benchmarks.md; --help for all flags)", cmdBench},
@@ -64,6 +65,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "Start with: go run ./kernel up     Check everything: go run ./kernel test")
 	fmt.Fprintln(w, "A subcommand's flags: go run ./kernel help SUBCOMMAND (or SUBCOMMAND -h).")
 	fmt.Fprintln(w, "Exit codes: 0 ok, 1 failure, 2 usage, 3 something required is missing (see doctor).")
+	fmt.Fprintln(w, "(go run itself exits 1 on any failure; its last line, \"exit status N\", is the code.)")
 }
 
 // wantsHelp reports whether a subcommand's args ask for its help (-h, -help or --help before any

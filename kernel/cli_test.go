@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -56,6 +58,16 @@ func TestMainUsage(t *testing.T) {
 		{args: []string{"setup", "extra"}, code: exitUsage, wantStderr: "usage: go run ./kernel setup"},
 		{args: []string{"doctor", "extra"}, code: exitUsage, wantStderr: "usage: go run ./kernel doctor"},
 		{args: []string{"up", "-port"}, code: exitUsage, wantStderr: "flag needs an argument"},
+		// The precise reason, not only the format (issue 26).
+		{args: []string{"bench", "--size", "0,0,0,0"}, code: exitUsage, wantStderr: `bench: -size "0,0,0,0": "0" is not a positive number; want b,t,d,h, e.g. 8,1024,768,12`},
+		{args: []string{"bench", "--size", "8,1024,768"}, code: exitUsage, wantStderr: `bench: -size "8,1024,768": want 4 numbers, got 3; want b,t,d,h`},
+		{args: []string{"bench", "--size", "8,x,768,12"}, code: exitUsage, wantStderr: `"x" is not a positive number`},
+		{args: []string{"bench", "--mode", "sideways"}, code: exitUsage, wantStderr: `bench: -mode "sideways": want forward, backward, both or matmul`},
+		{args: []string{"bench", "--matmul-sizes", "-5"}, code: exitUsage, wantStderr: `bench: -matmul-sizes "-5": "-5" is not a positive number`},
+		{args: []string{"work", "extra"}, code: exitUsage, wantStderr: "usage: go run ./kernel work"},
+		{args: []string{"work", "-take"}, code: exitUsage, wantStderr: "flag needs an argument: -take"},
+		{args: []string{"work", "-take", "99_nope"}, code: exitFail, wantStderr: "work: workspace.Take: 99_nope.ipynb is not a course notebook (have 00_start_here.ipynb, "},
+		{args: []string{"work", "-course", "/no/such/course"}, code: exitFail, wantStderr: "work: workspace: the course folder: open /no/such/course: no such file or directory"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := Main(context.Background(), tc.args, &stdout, &stderr)
@@ -90,6 +102,7 @@ func TestSubcommandHelp(t *testing.T) {
 		{"setup", []string{"usage: go run ./kernel setup"}},
 		{"doctor", []string{"usage: go run ./kernel doctor", "MISSING"}},
 		{"test", []string{"usage: go run ./kernel test", "go help testflag"}},
+		{"work", []string{"usage: go run ./kernel work", "-take"}},
 	} {
 		for _, args := range [][]string{{"help", tc.cmd}, {tc.cmd, "-h"}, {tc.cmd, "--help"}} {
 			var stdout, stderr bytes.Buffer
@@ -133,9 +146,40 @@ func TestCheckMarks(t *testing.T) {
 func TestUsageListsEverySubcommand(t *testing.T) {
 	var b bytes.Buffer
 	usage(&b)
-	for _, name := range []string{"setup", "up", "run", "doctor", "test", "bench"} {
+	for _, name := range []string{"setup", "up", "work", "run", "doctor", "test", "bench"} {
 		if !regexp.MustCompile(`\n  ` + name + `[ \n]`).MatchString(b.String()) {
 			t.Errorf("usage lacks %q:\n%s", name, b.String())
+		}
+	}
+}
+
+// TestGoRunShowsExitCode: go run exits 1 whatever the command's code, but its last line names the
+// code, as the usage and the README say.
+func TestGoRunShowsExitCode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the kernel with go run")
+	}
+	root, err := findRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		last string
+	}{
+		{[]string{"frobnicate"}, "exit status 2"},
+		{[]string{"bench", "--size", "0,0,0,0"}, "exit status 2"},
+	} {
+		cmd := exec.Command("go", append([]string{"run", "./kernel"}, tc.args...)...)
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+			t.Errorf("go run ./kernel %q: %v, want go run's exit 1", tc.args, err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if got := lines[len(lines)-1]; got != tc.last {
+			t.Errorf("go run ./kernel %q: last line %q, want %q; output:\n%s", tc.args, got, tc.last, out)
 		}
 	}
 }

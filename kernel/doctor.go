@@ -144,16 +144,16 @@ func doctorChecks(ctx context.Context, e *env) []check {
 			cuda = "JAX's plugin at " + p
 		}
 	}
-	cudaWhy := "optional: needs an NVIDIA GPU (none here); see README (Backends)"
+	cudaWhy := "optional: needs an NVIDIA GPU (none here); see docs/engine.md (Backends)"
 	if choice.GPU {
-		cudaWhy = "optional: a GPU is present: install JAX's jax-cuda13-pjrt or go-xla's CUDA plugin; see README (Backends)"
+		cudaWhy = "optional: a GPU is present: install JAX's jax-cuda13-pjrt or go-xla's CUDA plugin; see docs/engine.md (Backends)"
 	}
 	cs = append(cs,
-		check{Name: "XLA CPU", Value: cpu, Optional: true, Problem: ifThen(cpu == "not installed", "optional: faster than pure Go; see README (Backends)")},
+		check{Name: "XLA CPU", Value: cpu, Optional: true, Problem: ifThen(cpu == "not installed", "optional: faster than pure Go; see docs/engine.md (Backends)")},
 		check{Name: "XLA CUDA", Value: cuda, Optional: true, Problem: ifThen(cuda == "not installed", cudaWhy)},
 		check{Name: "GPU", Value: gpuDescription(ctx, choice.GPU)},
 	)
-	return cs
+	return append(cs, firstHourChecks(e)...)
 }
 
 // kernelSpecCheck compares the user's "attnbook" kernel spec with what setup writes here.

@@ -181,6 +181,7 @@ type env struct {
 	Root           string // repository root
 	Go             goEnv
 	Stdout, Stderr io.Writer
+	Quiet          bool // setup prints only the steps that did something (up)
 }
 
 func newEnv(ctx context.Context, stdout, stderr io.Writer) (*env, error) {

@@ -120,7 +120,9 @@ func cmdSetup(ctx context.Context, e *env, args []string) int {
 // setup runs the steps, printing each with its time and a summary.
 func setup(ctx context.Context, e *env) error {
 	start := time.Now()
-	fmt.Fprintf(e.Stdout, "setup: attnbook at %s\n", e.Root)
+	if !e.Quiet {
+		fmt.Fprintf(e.Stdout, "setup: attnbook at %s\n", e.Root)
+	}
 	var spec string
 	steps := []step{{"Go toolchain", func(context.Context) (string, string, error) { return checkGo(e) }}}
 	for _, t := range goTools(e.Go.GOVERSION) {
@@ -136,6 +138,7 @@ func setup(ctx context.Context, e *env) error {
 			return did, detail, err
 		}},
 		step{"trust", func(ctx context.Context) (string, string, error) { return trustNotebooks(ctx, e) }},
+		step{"corpus", func(ctx context.Context) (string, string, error) { return ensureCorpus(ctx, e) }},
 		step{"build cache", func(ctx context.Context) (string, string, error) { return warmBuildCache(ctx, e) }},
 	)
 	var results []stepResult
@@ -150,6 +153,9 @@ func setup(ctx context.Context, e *env) error {
 			r.Did = "FAILED"
 		}
 		results = append(results, r)
+		if e.Quiet && err == nil && r.Did == "ok" {
+			continue // up: only the steps that did something
+		}
 		fmt.Fprintf(e.Stdout, "  %d/%d %-12s %-9s %6.2fs  %s\n", i+1, len(steps), s.Name, r.Did, r.Took.Seconds(), detail)
 		if err != nil {
 			fmt.Fprintf(e.Stdout, "      %v\n", err)
@@ -195,7 +201,7 @@ func summarize(e *env, results []stepResult, start time.Time, spec string) error
 			return fmt.Errorf("%s: %w", r.Name, r.Err)
 		}
 	}
-	if spec != "" {
+	if spec != "" && !e.Quiet {
 		fmt.Fprintf(e.Stdout, "setup: kernel %q (%s) in %s; notebooks in %s\n", KernelName, KernelDisplayName, spec, e.rel(filepath.Join(e.Root, "notebooks")))
 		if e.Go.SIMD() {
 			fmt.Fprintf(e.Stdout, "setup: cells, tests and builds use GOEXPERIMENT=%s (GoMLX's SIMD kernels)", e.Go.Experiment())
@@ -365,7 +371,12 @@ func isCheckout(dir string) bool { return modulePath(filepath.Join(dir, "go.mod"
 // (nbformat's `jupyter trust`), so the classic Notebook opens them trusted and shows the HTML and
 // SVG they produce. A signature covers the file's content: setup signs again after a change.
 func trustNotebooks(ctx context.Context, e *env) (string, string, error) {
-	nbs, _ := filepath.Glob(filepath.Join(e.Root, "notebooks", "*.ipynb"))
+	return trustFolder(ctx, filepath.Join(e.Root, "notebooks"))
+}
+
+// trustFolder signs the notebooks of dir that Jupyter's notary does not know (see trustNotebooks).
+func trustFolder(ctx context.Context, dir string) (string, string, error) {
+	nbs, _ := filepath.Glob(filepath.Join(dir, "*.ipynb"))
 	if len(nbs) == 0 {
 		return "ok", "no notebooks", nil
 	}

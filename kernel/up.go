@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -25,7 +24,7 @@ func cmdUp(ctx context.Context, e *env, args []string) int {
 	lab := fs.Bool("lab", false, "JupyterLab: the local one when installed, else from the classroom Docker image with this\ncheckout mounted (the image is built when missing: about 7 minutes)")
 	image := fs.String("image", defaultImage(), "the classroom image -lab runs when JupyterLab is not installed ($ATTNBOOK_IMAGE)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: go run ./kernel up [-port N] [-browser] [-lab [-image NAME]]\n\nRuns setup, then JupyterLab (or the classic Notebook) on notebooks/ at 127.0.0.1 with a random token.\nWith -lab and no local JupyterLab, runs JupyterLab from the classroom image (Docker) with this checkout\nmounted: edits under pkg/ and notebooks/ show there, and its kernel builds from this checkout. Ctrl-C stops it.")
+		fmt.Fprintln(fs.Output(), "usage: go run ./kernel up [-port N] [-browser] [-lab [-image NAME]]\n\nRuns setup, brings your workspace work/ (copies of notebooks/) up to date, then starts JupyterLab (or the\nclassic Notebook) on it at 127.0.0.1 with a random token. Jupyter's log goes to out/jupyter.log.\nWith -lab and no local JupyterLab, runs JupyterLab from the classroom image (Docker) with this checkout\nmounted: edits under pkg/ and notebooks/ show there, and its kernel builds from this checkout. Ctrl-C stops it.")
 		fs.PrintDefaults()
 	}
 	if code, done := parseFlags(fs, args, e.Stdout); done {
@@ -38,6 +37,7 @@ func cmdUp(ctx context.Context, e *env, args []string) int {
 	if *lab && !probePython(ctx).Has("jupyterlab") {
 		return upLab(ctx, e, *port, *image, *browser)
 	}
+	e.Quiet = true
 	if err := setup(ctx, e); err != nil {
 		fmt.Fprintf(e.Stderr, "up: %v\n", err)
 		return exitMissing
@@ -47,6 +47,11 @@ func cmdUp(ctx context.Context, e *env, args []string) int {
 		cmdline, _ := jupyterInstallCommand()
 		fmt.Fprintf(e.Stderr, "up: no Jupyter server (JupyterLab or Notebook) found: %s\n", cmdline)
 		return exitMissing
+	}
+	wo := e.workspaceOptions()
+	if err := syncWorkspace(ctx, e, wo, true); err != nil {
+		fmt.Fprintf(e.Stderr, "up: %v\n", err)
+		return exitFail
 	}
 	p, err := freePort(*port)
 	if err != nil {
@@ -58,12 +63,22 @@ func cmdUp(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.Stderr, "up: %v\n", err)
 		return exitFail
 	}
-	args, urlPath := serverArgs(py.Has("jupyterlab"), filepath.Join(e.Root, "notebooks"), p, *browser, os.Geteuid() == 0)
+	logPath := jupyterLog(e.Root)
+	logFile, err := openLog(logPath)
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "up: the log file: %v\n", err)
+		return exitFail
+	}
+	defer logFile.Close()
+	args, urlPath := serverArgs(py.Has("jupyterlab"), wo.Work, p, *browser, os.Geteuid() == 0)
 	cmd := exec.Command(py.Path, args...)
-	cmd.Dir = filepath.Join(e.Root, "notebooks")
+	cmd.Dir = wo.Work
 	// The token goes through the environment, not argv, so other users cannot read it in ps.
 	cmd.Env = append(os.Environ(), "JUPYTER_TOKEN="+token)
-	cmd.Stdout, cmd.Stderr = e.Stderr, e.Stderr // Jupyter's log
+	// Jupyter's log, and its kernels' (GoNB's start-up self-tests, gopls, a cell's failed build
+	// and stack traces), go to the log file; the terminal gets what a student needs.
+	out := &studentLines{log: logFile, terminal: e.Stderr, logName: e.rel(logPath)}
+	cmd.Stdout, cmd.Stderr = out, out
 
 	base := fmt.Sprintf("http://127.0.0.1:%d", p)
 	type result struct {
@@ -81,14 +96,15 @@ func cmdUp(ctx context.Context, e *env, args []string) int {
 	go func() { ready <- waitReady(base, token, 90*time.Second) }()
 	select {
 	case r := <-done:
-		fmt.Fprintf(e.Stderr, "up: Jupyter exited before it served: %v\n", r.err)
+		fmt.Fprintf(e.Stderr, "up: Jupyter exited before it served: %v; the end of %s:\n%s\n", r.err, e.rel(logPath), indent(lastLines(logPath, 15), "    "))
 		return exitFail
 	case ok := <-ready:
 		if !ok {
-			fmt.Fprintf(e.Stderr, "up: Jupyter did not answer at %s within 90s (still starting: see its log above)\n", base)
+			fmt.Fprintf(e.Stderr, "up: Jupyter did not answer at %s within 90s (still starting: see %s)\n", base, e.rel(logPath))
 		} else {
-			fmt.Fprintf(e.Stdout, "\nup: %s serves %s with the %q kernel at\n\n    %s%s?token=%s\n\nup: Ctrl-C stops it.\n\n",
-				py.Server(), e.rel(filepath.Join(e.Root, "notebooks")), KernelDisplayName, base, urlPath, token)
+			fmt.Fprintf(e.Stdout, "\nup: open this in your browser (%s, your notebooks in %s/):\n\n    %s%s?token=%s\n\n"+
+				"up: start with 00_start_here.ipynb. Ctrl-C here stops Jupyter. Log: %s\n\n",
+				py.Server(), e.rel(wo.Work), base, urlPath, token, e.rel(logPath))
 		}
 	}
 	r := <-done

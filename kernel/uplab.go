@@ -85,6 +85,15 @@ func upLab(ctx context.Context, e *env, port int, image string, browser bool) in
 			}
 		}
 	}
+	// The workspace, work/ in the checkout, as without -lab; JupyterLab opens it. The copies carry
+	// the language_info of the image's GoNB (JupyterLab, too, marks a notebook changed when the
+	// kernel reports another).
+	wo := e.workspaceOptions()
+	wo.LanguageInfo = imageLanguageInfo(ctx, docker, image)
+	if err := syncWorkspace(ctx, e, wo, false); err != nil {
+		fmt.Fprintf(e.Stderr, "up: %v\n", err)
+		return exitFail
+	}
 	p, err := freePort(port)
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "up: %v\n", err)
@@ -98,9 +107,20 @@ func upLab(ctx context.Context, e *env, port int, image string, browser bool) in
 	name := labContainer(e.Root, p)
 	_ = exec.Command(docker, "rm", "-f", name).Run() // a container left by a killed run
 	asRoot := os.Geteuid() == 0
-	cmd := exec.Command(docker, labRunArgs(e.Root, image, name, p, asRoot)...)
+	// $ATTNBOOK_LAB_ARGS: more JupyterLab flags (the browser test exposes the app object with
+	// --LabApp.expose_app_in_browser=True).
+	cmd := exec.Command(docker, append(labRunArgs(e.Root, image, name, p, asRoot), strings.Fields(os.Getenv("ATTNBOOK_LAB_ARGS"))...)...)
 	cmd.Env = append(os.Environ(), "JUPYTER_TOKEN="+token)
-	cmd.Stdout, cmd.Stderr = e.Stderr, e.Stderr // JupyterLab's log
+	// JupyterLab's log and its kernels' go to the log file, as without -lab.
+	logPath := jupyterLog(e.Root)
+	logFile, err := openLog(logPath)
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "up: the log file: %v\n", err)
+		return exitFail
+	}
+	defer logFile.Close()
+	out := &studentLines{log: logFile, terminal: e.Stderr, logName: e.rel(logPath)}
+	cmd.Stdout, cmd.Stderr = out, out
 	defer exec.Command(docker, "rm", "-f", name).Run()
 
 	base := fmt.Sprintf("http://127.0.0.1:%d", p)
@@ -118,13 +138,13 @@ func upLab(ctx context.Context, e *env, port int, image string, browser bool) in
 	go func() { ready <- waitReady(base, token, 3*time.Minute) }()
 	select {
 	case r := <-done:
-		fmt.Fprintf(e.Stderr, "up: the %s container exited before JupyterLab served: %v\n", image, r.err)
+		fmt.Fprintf(e.Stderr, "up: the %s container exited before JupyterLab served: %v; the end of %s:\n%s\n", image, r.err, e.rel(logPath), indent(lastLines(logPath, 15), "    "))
 		return exitFail
 	case ok := <-ready:
 		if !ok {
-			fmt.Fprintf(e.Stderr, "up: JupyterLab did not answer at %s within 3 minutes (see its log above)\n", base)
+			fmt.Fprintf(e.Stderr, "up: JupyterLab did not answer at %s within 3 minutes (see %s)\n", base, e.rel(logPath))
 		} else {
-			url := fmt.Sprintf("%s/lab/tree/%s/notebooks?token=%s", base, filepath.Base(imageRoot), token)
+			url := fmt.Sprintf("%s/lab/tree/%s/%s?token=%s", base, filepath.Base(imageRoot), workDir, token)
 			fmt.Fprintf(e.Stdout, "\nup: JupyterLab from %s (container %s) serves %s, mounted at %s, with the %q kernel at\n\n    %s\n\nup: Ctrl-C stops it.\n\n",
 				image, name, e.Root, imageRoot, KernelDisplayName, url)
 			if os.Geteuid() != 0 && os.Geteuid() != 1000 {
@@ -155,4 +175,19 @@ func openBrowser(url string) {
 			return
 		}
 	}
+}
+
+// imageLanguageInfo is the language_info the image's GoNB reports (see kernelLanguageInfo): its Go
+// version, read with `go version` inside the image; nil when that fails.
+func imageLanguageInfo(ctx context.Context, docker, image string) map[string]any {
+	out, err := exec.CommandContext(ctx, docker, "run", "--rm", "--entrypoint", "sh", image, "-c", `go version "$(go env GOPATH)/bin/gonb"`).Output()
+	if err != nil {
+		return nil
+	}
+	_, v, ok := strings.Cut(strings.TrimSpace(string(out)), ": ")
+	if !ok || !strings.HasPrefix(v, "go") {
+		return nil
+	}
+	return map[string]any{"name": "go", "version": v, "mimetype": "text/x-go", "file_extension": ".go",
+		"pygments_lexer": "", "codemirror_mode": "", "nbconvert_exporter": ""}
 }

@@ -157,7 +157,7 @@ func ParseFlags(root string, args []string, stderr io.Writer) (Options, error) {
 	if size != "" {
 		s, err := parseInts(size, 4)
 		if err != nil {
-			return o, fmt.Errorf("-size %q: want b,t,d,h, e.g. 8,1024,768,12", size)
+			return o, fmt.Errorf("-size %q: %v; want b,t,d,h, e.g. 8,1024,768,12", size, err)
 		}
 		o.Size = Size{Batch: s[0], Tokens: s[1], Dim: s[2], Heads: s[3]}
 	}

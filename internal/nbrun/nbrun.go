@@ -170,7 +170,7 @@ func Missing(t testing.TB, why string) {
 	msg := fmt.Sprintf("notebook test cannot run: %s\n"+
 		"Install what is missing with `go run ./kernel setup`, or run the tests with `go run ./kernel test`.", why)
 	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s\n(CI=true: a missing Jupyter is a failure, not a skip)", msg)
+		t.Fatalf("%s\n(CI=true: a missing prerequisite is a failure, not a skip)", msg)
 	}
 	bar := strings.Repeat("!", 78)
 	fmt.Fprintf(os.Stderr, "\n%s\n!!! SKIPPING %s: %s\n%s\n\n", bar, t.Name(), msg, bar)
