@@ -156,4 +156,3 @@ func at(xs []float64, i int) any {
 	}
 	return "none"
 }
-
