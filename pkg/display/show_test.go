@@ -172,10 +172,10 @@ func TestShowFailsTheProgram(t *testing.T) {
 // fakeExplorer replaces the GoNB side of ExploreHeads for one test.
 type fakeExplorer struct {
 	live       bool
-	answer     frontEnd // what the probe answers (noAnswer: after FrontEndWait)
-	controls   *explorerControls // nil: the widgets never answer (headless)
-	updates    []string          // "displayID-prefix: html-prefix"
-	texts      []string
+	answer     frontEnd          // what the probe answers (noAnswer: after FrontEndWait)
+	controls   *explorerControls // nil: the controls never answer
+	updates    []string          // the explorer display's contents, in order (first 12 bytes)
+	shown      []string          // titles shown by slider moves
 	sigs       chan os.Signal
 	reraised   bool
 	controlsAt chan struct{}
@@ -189,21 +189,20 @@ func (f *fakeExplorer) install(t *testing.T) {
 	f.controlsAt = make(chan struct{}, 1)
 	explorer = explorerUI{
 		isLive: func() bool { return f.live },
-		probe: func(wait time.Duration) frontEnd {
+		update: func(id, html string) { f.updates = append(f.updates, html) },
+		probe: func(_ string, wait time.Duration) frontEnd {
 			if f.answer == noAnswer {
 				time.Sleep(wait)
 			}
 			return f.answer
 		},
-		update: func(id, html string) {
-			f.updates = append(f.updates, strings.SplitN(id, "_", 3)[1]+": "+html[:min(len(html), 12)])
-		},
-		setText: func(_, text string) { f.texts = append(f.texts, text) },
-		controls: func(_, _, _ string, heads int) *explorerControls {
+		controls: func(_ string, heads int, _, _ string) *explorerControls {
+			f.updates = append(f.updates, "controls")
 			f.controlsAt <- struct{}{}
 			if f.controls == nil {
-				select {} // GoNB's widgets block forever when no front end answers.
+				select {} // nobody wires the controls when no front end answers.
 			}
+			f.controls.show = func(title, _ string) { f.shown = append(f.shown, title) }
 			return f.controls
 		},
 		interrupts: func() (<-chan os.Signal, func()) { return f.sigs, func() {} },
@@ -238,19 +237,21 @@ func TestExploreHeads(t *testing.T) {
 		}
 		return *out, time.Since(start)
 	}
+	// checkGrid: the one explorer display ends with the static grid (under note), and nothing
+	// else was displayed.
 	checkGrid := func(t *testing.T, f *fakeExplorer, html []string, note string) {
 		t.Helper()
 		want := "<div>" + gridPrefix[len("<div>"):]
 		if note != "" {
 			want = `<div><div style="font-family:sans-serif;font-size:13px;color:#555555;margin:2px 0 6px">` + note + `</div>` + gridPrefix[len("<div>"):]
 		}
-		if len(html) != 1 || !strings.HasPrefix(html[0], want) {
-			t.Errorf("displayed %d outputs %.300q, want the static grid under %q", len(html), html, note)
-		}
-		// The interactive part is emptied, so no dead widget stays in the saved notebook.
 		n := len(f.updates)
-		if n > 0 && (n < 2 || f.updates[n-2] != "picture: " || f.updates[n-1] != "controls: ") {
-			t.Errorf("display updates %q: want the picture and controls emptied last", f.updates)
+		if len(html) != 0 || n == 0 || !strings.HasPrefix(f.updates[n-1], want) {
+			last := ""
+			if n > 0 {
+				last = f.updates[n-1]
+			}
+			t.Errorf("displayed %d outputs, explorer display ends with %.300q: want only the display, ending with the grid under %q", len(html), last, note)
 		}
 	}
 
@@ -268,16 +269,16 @@ func TestExploreHeads(t *testing.T) {
 		f := &fakeExplorer{live: true, answer: noAnswer}
 		html, took := run(t, f, 3*time.Second, nil)
 		checkGrid(t, f, html, "no interactive front end answered within 0.2 s: showing all heads")
-		if took >= 3*time.Second || len(f.updates) != 0 {
-			t.Errorf("took %v and made widgets %q: want the grid after FrontEndWait, no widget", took, f.updates)
+		if took >= 3*time.Second || len(f.updates) != 1 {
+			t.Errorf("took %v and showed %d contents: want the grid after FrontEndWait, no controls", took, len(f.updates))
 		}
 	})
 	t.Run("Run All: grid with a hint, no wait", func(t *testing.T) {
 		f := &fakeExplorer{live: true, answer: queued}
 		html, took := run(t, f, time.Hour, nil)
 		checkGrid(t, f, html, queuedNote)
-		if took >= time.Second || len(f.updates) != 0 {
-			t.Errorf("took %v and made widgets %q: want the grid at once, no widget", took, f.updates)
+		if took >= time.Second || len(f.updates) != 1 {
+			t.Errorf("took %v and showed %d contents: want the grid at once, no controls", took, len(f.updates))
 		}
 	})
 	t.Run("alone, but the widgets never answer", func(t *testing.T) {
@@ -297,8 +298,8 @@ func TestExploreHeads(t *testing.T) {
 			clicks <- 1
 		})
 		checkGrid(t, f, html, "")
-		if len(f.texts) != 1 || f.texts[0] != "head 1" {
-			t.Errorf("slider move set the label to %q, want [head 1]", f.texts)
+		if len(f.shown) != 1 || f.shown[0] != "head 1" {
+			t.Errorf("slider move showed %q, want [head 1]", f.shown)
 		}
 	})
 	t.Run("live: idle", func(t *testing.T) {

@@ -1,0 +1,474 @@
+package coursetest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/attnbook/attnbook/internal/nbrun"
+)
+
+// Issue 29: the explorer (display.ExploreHeads) in a real front end, driven by headless Chromium:
+//
+//  1. on a first Run All (a fresh kernel, every cell queued) it never falls back silently: the
+//     front end answers, and the explorer draws the grid under its one-line Run All hint;
+//  2. Run All never waits on a person: the cell after the explorer runs without a click;
+//  3. run on its own, the cell shows the slider; the slider moves the picture; Done leaves the
+//     grid, hands the keyboard back (Shift-Enter runs the next cell without a click) and leaves no
+//     blank gap.
+//
+// Screenshots of each step go to out/display/<front end>-*.png.
+
+// explorerTries is how many first Run Alls each front end gets.
+const explorerTries = 5
+
+// The notebook the test drives: a cell before the explorer, the explorer (2 heads), a cell after.
+var explorerCells = []string{
+	"import \"fmt\"\n\n%%\nfmt.Println(\"before the explorer\")",
+	"import (\n\t\"time\"\n\n\t\"github.com/attnbook/attnbook/pkg/display\"\n\t\"github.com/attnbook/attnbook/pkg/eager\"\n)\n\n" +
+		"%%\ndisplay.ExploreHeads(eager.Full(0.25, 2, 4, 4), time.Minute, \"a\", \"b\", \"c\", \"d\")",
+	"import \"fmt\"\n\n%%\nfmt.Println(\"after the explorer\")",
+}
+
+const (
+	runAllHint = "Run All draws every head at once: run this cell on its own (Shift-Enter) for a slider"
+	noAnswer   = "no interactive front end answered"
+)
+
+// frontEnd is what differs between the classic Notebook and JupyterLab for the test.
+type frontEnd struct {
+	name string
+	// url of the notebook file name under the server's base URL.
+	url func(base, file, token string) string
+	// ready is a JS expression, true once the notebook is shown.
+	ready string
+	// runAll starts Run All the way a person does (a menu).
+	runAll []chromedp.Action
+	// cells is a JS expression: the notebook's code cells, in order (DOM elements).
+	cells string
+	// outputs is the CSS selector of a cell's output areas, within the cell.
+	outputs string
+	// prompt is the CSS selector of a cell's input prompt ("[*]", "[3]"), within the cell.
+	prompt string
+	// selectCell selects code cell i in command mode (a click on its prompt).
+	selectCell func(i int) chromedp.Action
+}
+
+var classicNotebook = frontEnd{
+	name:  "classic",
+	url:   func(base, file, token string) string { return base + "/notebooks/" + file + "?token=" + token },
+	ready: `!!(window.Jupyter && Jupyter.notebook && Jupyter.notebook.kernel && Jupyter.notebook.kernel.is_connected())`,
+	runAll: []chromedp.Action{
+		chromedp.Click(`#celllink`, chromedp.ByQuery),
+		chromedp.Click(`#run_all_cells > a`, chromedp.ByQuery),
+	},
+	cells:   `Array.from(document.querySelectorAll('#notebook .cell.code_cell'))`,
+	outputs: `.output_area`,
+	prompt:  `.input_prompt`,
+	selectCell: func(i int) chromedp.Action {
+		return chromedp.Click(fmt.Sprintf(`#notebook .cell.code_cell:nth-of-type(%d) .input_prompt`, i+1), chromedp.ByQuery)
+	},
+}
+
+// TestExplorerInClassicNotebook plays issue 29's three points in the classic Notebook (Debian's
+// jupyter-notebook 6).
+func TestExplorerInClassicNotebook(t *testing.T) {
+	chromium := findChromium()
+	if chromium == "" {
+		nbrun.Missing(t, "Chromium is not installed (Debian's chromium, or set ATTNBOOK_CHROMIUM)")
+	}
+	py := pythonWith("notebook")
+	if py == "" {
+		nbrun.Missing(t, "the classic Notebook is not installed (Debian's jupyter-notebook)")
+	}
+	root := nbrun.Root(t)
+	dir := t.TempDir()
+	data := privateKernelSpec(t, root, dir)
+	nbDir := filepath.Join(dir, "notebooks")
+	writeExplorerNotebook(t, filepath.Join(nbDir, "explorer.ipynb"))
+	port, token := freePort(t), "attnbook-explorer-test"
+	server := exec.Command(py, "-m", "notebook", "--no-browser", "--ip=127.0.0.1", fmt.Sprintf("--port=%d", port),
+		"--NotebookApp.token="+token, "--NotebookApp.notebook_dir="+nbDir)
+	if os.Geteuid() == 0 {
+		server.Args = append(server.Args, "--allow-root") // containers and CI machines run as root
+	}
+	server.Env = jupyterEnv(data, dir)
+	startServer(t, server, filepath.Join(dir, "server.log"))
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	waitServer(t, base, token)
+	playExplorer(t, classicNotebook, chromium, base, token)
+}
+
+// playExplorer runs the tries and the live session in one front end.
+func playExplorer(t *testing.T, fe frontEnd, chromium, base, token string) {
+	browser := newBrowser(t, chromium)
+	// Each try gets a new tab; closing the old one skips its "Leave site?" question.
+	var ctx context.Context
+	closeTab := func() {}
+	newTab := func() {
+		closeTab()
+		var cancel context.CancelFunc
+		ctx, cancel = chromedp.NewContext(browser)
+		closeTab = cancel
+	}
+	t.Cleanup(func() { closeTab() })
+	shots := screenshotDir(t)
+	shot := func(name string) {
+		var png []byte
+		if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
+			t.Logf("screenshot %s: %v", name, err)
+			return
+		}
+		path := filepath.Join(shots, fe.name+"-"+name+".png")
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	cellText := func(i int) string {
+		var s string
+		js := fmt.Sprintf(`(() => { const c = %s[%d]; return c ? Array.from(c.querySelectorAll(%q)).map(e => e.innerText).join('\n') : ''; })()`, fe.cells, i, fe.outputs)
+		if err := chromedp.Run(ctx, chromedp.Evaluate(js, &s)); err != nil {
+			t.Fatalf("%s: reading cell %d: %v", fe.name, i, err)
+		}
+		return s
+	}
+	until := func(what string, limit time.Duration, ok func() bool) time.Duration {
+		t.Helper()
+		start := time.Now()
+		for !ok() {
+			if time.Since(start) > limit {
+				shot("timeout")
+				t.Fatalf("%s: %s: not after %v", fe.name, what, limit)
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+		return time.Since(start)
+	}
+	evalBool := func(js string) bool {
+		var b bool
+		if err := chromedp.Run(ctx, chromedp.Evaluate(js, &b)); err != nil {
+			return false
+		}
+		return b
+	}
+
+	// 1 and 2: first Run Alls, each on a fresh kernel.
+	for try := 1; try <= explorerTries; try++ {
+		newTab()
+		shutDownKernels(t, base, token)
+		if err := chromedp.Run(ctx, chromedp.Navigate(fe.url(base, "explorer.ipynb", token))); err != nil {
+			t.Fatalf("%s: %v", fe.name, err)
+		}
+		until("the notebook and its kernel are ready", 2*time.Minute, func() bool { return evalBool(fe.ready) && kernelIdle(base, token) })
+		if err := chromedp.Run(ctx, fe.runAll...); err != nil {
+			t.Fatalf("%s: Run All: %v", fe.name, err)
+		}
+		took := until("Run All reaches the cell after the explorer", 5*time.Minute, func() bool {
+			return strings.Contains(cellText(2), "after the explorer")
+		})
+		explorer := cellText(1)
+		hasGrid := evalBool(fmt.Sprintf(`!!%s[1].querySelector('svg.attnbook-heads')`, fe.cells))
+		t.Logf("%s try %d: Run All done in %.1f s; explorer: %q, grid %v", fe.name, try, took.Seconds(), firstLine(explorer), hasGrid)
+		if strings.Contains(explorer, noAnswer) {
+			t.Errorf("%s try %d: the explorer fell back: %q", fe.name, try, firstLine(explorer))
+		} else if !strings.Contains(explorer, runAllHint) || !hasGrid {
+			t.Errorf("%s try %d: the explorer shows %q (grid %v), want the grid under the Run All hint", fe.name, try, explorer, hasGrid)
+		}
+		if try == 1 {
+			shot("run-all")
+		}
+	}
+
+	// 3: the explorer cell on its own: the slider, then Done.
+	if err := chromedp.Run(ctx, fe.selectCell(1), chromedp.KeyEvent("\r", chromedp.KeyModifiers(shiftKey))); err != nil {
+		t.Fatalf("%s: running the explorer cell alone: %v", fe.name, err)
+	}
+	slider := fmt.Sprintf(`%s[1].querySelector('input[type=range]')`, fe.cells)
+	until("the slider appears", time.Minute, func() bool { return evalBool("!!" + slider) })
+	moveJS := fmt.Sprintf(`(() => { const s = %s; s.value = 1; s.dispatchEvent(new Event('input')); s.dispatchEvent(new Event('change')); return true; })()`, slider)
+	if !evalBool(moveJS) {
+		t.Fatalf("%s: could not move the slider", fe.name)
+	}
+	until("the slider shows head 1", 30*time.Second, func() bool { return strings.Contains(cellText(1), "head 1") })
+	shot("live")
+	before := executionCount(t, ctx, fe, 2)
+	button := fmt.Sprintf(`(() => { const b = %s[1].querySelector('button'); if (!b) return false; b.setAttribute('data-attnbook-done', '1'); return true; })()`, fe.cells)
+	if !evalBool(button) {
+		t.Fatalf("%s: no Done button", fe.name)
+	}
+	if err := chromedp.Run(ctx, chromedp.Click(`button[data-attnbook-done]`, chromedp.ByQuery)); err != nil {
+		t.Fatalf("%s: clicking Done: %v", fe.name, err)
+	}
+	until("Done leaves the grid", 30*time.Second, func() bool {
+		return evalBool(fmt.Sprintf(`(() => { const c = %s[1]; return !c.querySelector('input[type=range]') && !!c.querySelector('svg.attnbook-heads') && !c.querySelector(%q).innerText.includes('*'); })()`, fe.cells, fe.prompt))
+	})
+	shot("done")
+	var active string
+	_ = chromedp.Run(ctx, chromedp.Evaluate(`document.activeElement ? document.activeElement.tagName + '.' + document.activeElement.className : ''`, &active))
+	if strings.HasPrefix(active, "BUTTON") {
+		t.Errorf("%s: after Done the focus stays on the button (%s)", fe.name, active)
+	}
+	// Gaps: output areas of the explorer cell that show nothing but take room.
+	var gap float64
+	gapJS := fmt.Sprintf(`(() => { let h = 0; for (const o of %s[1].querySelectorAll(%q)) { if (o.innerText.trim() === '' && !o.querySelector('svg, img, input, button')) h += o.getBoundingClientRect().height; } return h; })()`, fe.cells, fe.outputs)
+	if err := chromedp.Run(ctx, chromedp.Evaluate(gapJS, &gap)); err != nil {
+		t.Fatal(err)
+	}
+	if gap > 2 {
+		t.Errorf("%s: after Done the explorer cell keeps %.0f px of empty outputs (a blank gap)", fe.name, gap)
+	}
+	// Shift-Enter, with no click: the next cell (selected when the explorer cell was run) runs.
+	if err := chromedp.Run(ctx, chromedp.KeyEvent("\r", chromedp.KeyModifiers(shiftKey))); err != nil {
+		t.Fatal(err)
+	}
+	until("Shift-Enter after Done runs the next cell", 30*time.Second, func() bool {
+		return executionCount(t, ctx, fe, 2) > before
+	})
+	shot("next-cell")
+	t.Logf("%s: live explorer ok; empty outputs %.0f px; focus after Done on %q", fe.name, gap, active)
+}
+
+// shiftKey is CDP's modifier bit for Shift (input.ModifierShift).
+const shiftKey = 8
+
+// executionCount is the number in code cell i's prompt ("[3]:" → 3), 0 when it has none.
+func executionCount(t *testing.T, ctx context.Context, fe frontEnd, i int) int {
+	var s string
+	js := fmt.Sprintf(`(() => { const p = %s[%d].querySelector(%q); return p ? p.innerText : ''; })()`, fe.cells, i, fe.prompt)
+	if err := chromedp.Run(ctx, chromedp.Evaluate(js, &s)); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if _, err := fmt.Sscanf(s[strings.Index(s, "[")+1:], "%d", &n); err != nil {
+		return 0
+	}
+	return n
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// pythonWith returns the first Python that imports module: Debian's /usr/bin/python3 (where
+// apt installs Jupyter), else python3 on PATH; "" when none does.
+func pythonWith(module string) string {
+	for _, py := range []string{"/usr/bin/python3", "python3"} {
+		if exec.Command(py, "-c", "import "+module).Run() == nil {
+			return py
+		}
+	}
+	return ""
+}
+
+// privateKernelSpec registers the attnbook kernel of this checkout in a private Jupyter data
+// folder under dir (`kernel setup` with $JUPYTER_DATA_DIR), leaving the user's kernels alone,
+// and returns that folder.
+func privateKernelSpec(t *testing.T, root, dir string) string {
+	t.Helper()
+	data := filepath.Join(dir, "jupyter-data")
+	cmd := exec.Command("go", "run", "./kernel", "setup")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "JUPYTER_DATA_DIR="+data)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 3 {
+			nbrun.Missing(t, "kernel setup: "+string(out))
+		}
+		t.Fatalf("kernel setup: %v\n%s", err, out)
+	}
+	return data
+}
+
+// jupyterEnv is a Jupyter server's environment: the private data folder (the kernel spec), its
+// own config and runtime folders, and no headless flag (a person is watching).
+func jupyterEnv(data, dir string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "ATTNBOOK_HEADLESS=") && !strings.HasPrefix(kv, "JUPYTER_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "JUPYTER_DATA_DIR="+data, "JUPYTER_CONFIG_DIR="+filepath.Join(dir, "jupyter-config"),
+		"JUPYTER_RUNTIME_DIR="+filepath.Join(dir, "jupyter-runtime"))
+}
+
+func writeExplorerNotebook(t *testing.T, path string) {
+	t.Helper()
+	var cells []any
+	for i, src := range explorerCells {
+		cells = append(cells, codeCell(fmt.Sprintf("explorer-%d", i), src))
+	}
+	nb := map[string]any{
+		"cells": cells,
+		"metadata": map[string]any{
+			"kernelspec":    map[string]any{"name": "attnbook", "display_name": "Go (attnbook)", "language": "go"},
+			"language_info": map[string]any{"name": "go"},
+		},
+		"nbformat": 4, "nbformat_minor": 5,
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	saveJSON(t, path, nb)
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startServer starts cmd with its output in logPath, and stops it (SIGTERM, then SIGKILL) when
+// the test ends.
+func startServer(t *testing.T, cmd *exec.Cmd, logPath string) {
+	t.Helper()
+	log, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("%s: %v", cmd.Path, err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Process.Signal(os.Interrupt) // the classic Notebook asks for confirmation on the first
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		log.Close()
+		if t.Failed() {
+			out, _ := os.ReadFile(logPath)
+			t.Logf("server log:\n%s", tail(string(out), 4000))
+		}
+	})
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// waitServer waits until the Jupyter server answers its status API.
+func waitServer(t *testing.T, base, token string) {
+	t.Helper()
+	for start := time.Now(); time.Since(start) < 2*time.Minute; time.Sleep(300 * time.Millisecond) {
+		resp, err := http.Get(base + "/api/status?token=" + token)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+	}
+	t.Fatalf("the Jupyter server at %s did not answer in 2 minutes", base)
+}
+
+// apiGet decodes a Jupyter REST API answer into v.
+func apiGet(base, token, path string, v any) error {
+	resp, err := http.Get(base + path + "?token=" + token)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// shutDownKernels stops every running kernel, so that the next page load starts a fresh one.
+func shutDownKernels(t *testing.T, base, token string) {
+	t.Helper()
+	var sessions []struct {
+		ID string `json:"id"`
+	}
+	if err := apiGet(base, token, "/api/sessions", &sessions); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sessions {
+		req, _ := http.NewRequest(http.MethodDelete, base+"/api/sessions/"+s.ID+"?token="+token, nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+}
+
+// kernelIdle reports whether the one running kernel is idle (started and not busy).
+func kernelIdle(base, token string) bool {
+	var kernels []struct {
+		State string `json:"execution_state"`
+	}
+	if err := apiGet(base, token, "/api/kernels", &kernels); err != nil || len(kernels) != 1 {
+		return false
+	}
+	return kernels[0].State == "idle"
+}
+
+// findChromium is pkg/display's rule: $ATTNBOOK_CHROMIUM, Debian's /usr/bin/chromium, or one on PATH.
+func findChromium() string {
+	if p, ok := os.LookupEnv("ATTNBOOK_CHROMIUM"); ok {
+		if _, err := os.Stat(p); err != nil {
+			return ""
+		}
+		return p
+	}
+	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// newBrowser starts headless Chromium (1400×1000, scale 1) for the test's lifetime.
+func newBrowser(t *testing.T, chromium string) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+	t.Cleanup(cancel)
+	actx, acancel := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(chromium),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("force-device-scale-factor", "1"),
+		chromedp.WindowSize(1400, 1000),
+	)
+	t.Cleanup(acancel)
+	bctx, bcancel := chromedp.NewContext(actx)
+	t.Cleanup(bcancel)
+	if err := chromedp.Run(bctx); err != nil {
+		t.Fatalf("starting %s: %v", chromium, err)
+	}
+	return bctx
+}
+
+// screenshotDir is the repository's git-ignored out/display folder.
+func screenshotDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(nbrun.Root(t), "out", "display")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
