@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +79,78 @@ var classicNotebook = frontEnd{
 	selectCell: func(i int) chromedp.Action {
 		return chromedp.Click(fmt.Sprintf(`#notebook .cell.code_cell:nth-of-type(%d) .input_prompt`, i+1), chromedp.ByQuery)
 	},
+}
+
+var jupyterLab = frontEnd{
+	name:  "lab",
+	url:   func(base, file, token string) string { return base + "/lab/tree/" + file + "?token=" + token },
+	ready: `!!document.querySelector('.jp-NotebookPanel .jp-Notebook .jp-CodeCell .jp-InputPrompt')`,
+	runAll: []chromedp.Action{
+		chromedp.Click(`//div[contains(@class,"lm-MenuBar-itemLabel") and text()="Run"]`, chromedp.BySearch),
+		chromedp.Click(`//div[contains(@class,"lm-Menu-itemLabel") and text()="Run All Cells"]`, chromedp.BySearch),
+	},
+	cells:   `Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell'))`,
+	outputs: `.jp-OutputArea-child`,
+	prompt:  `.jp-InputPrompt`,
+	selectCell: func(i int) chromedp.Action {
+		return chromedp.ActionFunc(func(ctx context.Context) error {
+			js := fmt.Sprintf(`(() => { const p = Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell'))[%d].querySelector('.jp-InputPrompt'); p.setAttribute('data-attnbook-select', '%d'); return true; })()`, i, i)
+			var ok bool
+			if err := chromedp.Evaluate(js, &ok).Do(ctx); err != nil {
+				return err
+			}
+			return chromedp.Click(fmt.Sprintf(`[data-attnbook-select="%d"]`, i), chromedp.ByQuery).Do(ctx)
+		})
+	},
+}
+
+// TestExplorerInJupyterLab plays issue 29's three points in JupyterLab 4 from the classroom image
+// (`kernel up -lab`, this checkout mounted; the image is built when missing, as TestUpLab does).
+func TestExplorerInJupyterLab(t *testing.T) {
+	chromium := findChromium()
+	if chromium == "" {
+		nbrun.Missing(t, "Chromium is not installed (Debian's chromium, or set ATTNBOOK_CHROMIUM)")
+	}
+	if _, err := exec.LookPath("docker"); err != nil {
+		nbrun.Missing(t, "Docker is not installed: JupyterLab runs from the classroom image")
+	}
+	if exec.Command("docker", "info").Run() != nil {
+		nbrun.Missing(t, "no Docker daemon answers: JupyterLab runs from the classroom image")
+	}
+	if pythonWith("jupyterlab") != "" {
+		t.Skip("JupyterLab is installed locally: up -lab runs it, not the image; TestExplorerInClassicNotebook covers this machine")
+	}
+	root := nbrun.Root(t)
+	bin := filepath.Join(t.TempDir(), "kernel")
+	build := exec.Command("go", "build", "-o", bin, "./kernel")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./kernel: %v\n%s", err, out)
+	}
+	// The notebook goes into the mounted checkout's git-ignored out/.
+	dir := filepath.Join(root, "out", "explorer-lab")
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	writeExplorerNotebook(t, filepath.Join(dir, "explorer.ipynb"))
+
+	up := exec.Command(bin, "up", "-lab", "-port", fmt.Sprint(freePort(t)))
+	up.Dir = root
+	logPath := filepath.Join(t.TempDir(), "up.log")
+	startServer(t, up, logPath)
+	urlRE := regexp.MustCompile(`(http://127\.0\.0\.1:\d+)/lab/tree/attnbook/notebooks\?token=([0-9a-f]+)`)
+	var m []string
+	for start := time.Now(); m == nil; time.Sleep(time.Second) {
+		out, _ := os.ReadFile(logPath)
+		m = urlRE.FindStringSubmatch(string(out))
+		if m == nil && time.Since(start) > 45*time.Minute { // builds the image when it is missing
+			t.Fatalf("kernel up -lab served nothing in 45 minutes:\n%s", tail(string(out), 4000))
+		}
+	}
+	base, token := m[1], m[2]
+	lab := jupyterLab
+	lab.url = func(base, file, token string) string {
+		return base + "/lab/tree/attnbook/out/explorer-lab/" + file + "?token=" + token
+	}
+	playExplorer(t, lab, chromium, base, token)
 }
 
 // TestExplorerInClassicNotebook plays issue 29's three points in the classic Notebook (Debian's

@@ -108,10 +108,11 @@ const probeJS = `<script>(() => {
 // controlsHTML is the live explorer: a slider, the head's title, a Done button and the head's
 // picture, wired to the program through GoNB's comm channel (gonb_comm): slider positions go to
 // address move, Done clicks to done; the program sends the title and picture (SVG) to head, as
-// "title\n<svg…>". A click on Done also gives the keyboard back to the notebook (Shift-Enter
-// then runs the next cell without a click: command mode in the classic Notebook, the notebook's
-// focus in JupyterLab) and hides the cell's emptied outputs (GoNB's channel set-up), so no blank
-// gap is left. ready is told once the controls are wired.
+// "title\n<svg…>". A click on Done also hides the cell's emptied outputs (GoNB's channel set-up),
+// so no blank gap is left, and gives the keyboard back to the notebook with the next cell
+// selected, as Shift-Enter left it (command mode in the classic Notebook; in JupyterLab the next
+// cell is picked as a click on its prompt would): Shift-Enter then runs it without a click.
+// ready is told once the controls are wired.
 const controlsHTML = `<div id="%[1]s" style="font-family:sans-serif">
 <div style="display:flex;align-items:center;gap:10px;margin:2px 0 6px"><input type="range" min="0" max="%[2]d" value="0" step="1" style="width:%[3]dpx">
 <span class="attnbook-label" style="font-family:monospace">%[4]s</span><button type="button">Done</button></div>
@@ -137,16 +138,26 @@ const controlsHTML = `<div id="%[1]s" style="font-family:sans-serif">
 				if (!o.contains(root) && o.innerText.trim() === '' && !o.querySelector('svg, img, canvas, input')) o.style.display = 'none';
 			}
 		}
-		const nb = globalThis.Jupyter && globalThis.Jupyter.notebook;
-		if (nb && nb.keyboard_manager) {
-			nb.keyboard_manager.enable();
-			nb.command_mode();
-			const selected = nb.get_selected_cell();
-			if (selected) selected.element.focus();
-		} else {
-			const lab = root.closest('.jp-Notebook');
+		// After the click has reached the cell (which selects it): select the next cell, as
+		// Shift-Enter left it, and give the keyboard back to the notebook.
+		setTimeout(() => {
+			const nb = globalThis.Jupyter && globalThis.Jupyter.notebook;
+			if (nb && nb.keyboard_manager) {
+				const cells = nb.get_cells(), at = cells.findIndex(c => c.element[0] === cell);
+				if (at >= 0 && at + 1 < cells.length) nb.select(at + 1);
+				nb.keyboard_manager.enable();
+				nb.command_mode();
+				nb.get_selected_cell().element.focus();
+				return;
+			}
+			const next = cell && cell.nextElementSibling;
+			const target = next && next.classList.contains('jp-Cell') ? next.querySelector('.jp-InputPrompt') || next : null;
+			if (target) {
+				for (const type of ['mousedown', 'mouseup']) target.dispatchEvent(new MouseEvent(type, {bubbles: true, cancelable: true, button: 0}));
+			}
+			const lab = cell && cell.closest('.jp-Notebook');
 			if (lab) lab.focus();
-		}
+		}, 0);
 	});
 	comm.send(%[9]q, 1);
 })();</script></div>`
