@@ -63,6 +63,8 @@ type frontEnd struct {
 	prompt string
 	// selectCell selects code cell i in command mode (a click on its prompt).
 	selectCell func(i int) chromedp.Action
+	// exercises is the URL path (under the server's base URL) of notebook 08.
+	exercises string
 }
 
 var classicNotebook = frontEnd{
@@ -79,6 +81,7 @@ var classicNotebook = frontEnd{
 	selectCell: func(i int) chromedp.Action {
 		return chromedp.Click(fmt.Sprintf(`#notebook .cell.code_cell:nth-of-type(%d) .input_prompt`, i+1), chromedp.ByQuery)
 	},
+	exercises: "/notebooks/08_exercises.ipynb",
 }
 
 var jupyterLab = frontEnd{
@@ -89,9 +92,10 @@ var jupyterLab = frontEnd{
 		chromedp.Click(`//div[contains(@class,"lm-MenuBar-itemLabel") and text()="Run"]`, chromedp.BySearch),
 		chromedp.Click(`//div[contains(@class,"lm-Menu-itemLabel") and text()="Run All Cells"]`, chromedp.BySearch),
 	},
-	cells:   `Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell'))`,
-	outputs: `.jp-OutputArea-child`,
-	prompt:  `.jp-InputPrompt`,
+	cells:     `Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell'))`,
+	exercises: "/lab/tree/attnbook/notebooks/08_exercises.ipynb",
+	outputs:   `.jp-OutputArea-child`,
+	prompt:    `.jp-InputPrompt`,
 	selectCell: func(i int) chromedp.Action {
 		return chromedp.ActionFunc(func(ctx context.Context) error {
 			js := fmt.Sprintf(`(() => { const p = Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell'))[%d].querySelector('.jp-InputPrompt'); p.setAttribute('data-attnbook-select', '%d'); return true; })()`, i, i)
@@ -169,6 +173,13 @@ func TestExplorerInClassicNotebook(t *testing.T) {
 	data := privateKernelSpec(t, root, dir)
 	nbDir := filepath.Join(dir, "notebooks")
 	writeExplorerNotebook(t, filepath.Join(nbDir, "explorer.ipynb"))
+	exercises, err := os.ReadFile(filepath.Join(root, exercisesNotebook))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(nbDir, "08_exercises.ipynb"), exercises, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	port, token := freePort(t), "attnbook-explorer-test"
 	server := exec.Command(py, "-m", "notebook", "--no-browser", "--ip=127.0.0.1", fmt.Sprintf("--port=%d", port),
 		"--NotebookApp.token="+token, "--NotebookApp.notebook_dir="+nbDir)
@@ -309,6 +320,32 @@ func playExplorer(t *testing.T, fe frontEnd, chromium, base, token string) {
 	})
 	shot("next-cell")
 	t.Logf("%s: live explorer ok; empty outputs %.0f px; focus after Done on %q", fe.name, gap, active)
+
+	// Issue 25: notebook 08's hints look clickable (a disclosure marker, a link colour, a hand
+	// cursor) and open on a click.
+	newTab()
+	if err := chromedp.Run(ctx, chromedp.Navigate(base+fe.exercises+"?token="+token)); err != nil {
+		t.Fatal(err)
+	}
+	until("notebook 08's hints are shown", 2*time.Minute, func() bool { return evalBool(`document.querySelectorAll('details > summary').length >= 10`) })
+	var hint struct {
+		Display, Cursor, Color, Text string
+		Opened                       bool
+	}
+	hintJS := `(() => {
+	const s = document.querySelector('details > summary'), st = getComputedStyle(s);
+	const r = {Display: st.display, Cursor: st.cursor, Color: st.color, Text: s.innerText};
+	s.scrollIntoView(); s.click(); r.Opened = s.parentElement.open;
+	return r;
+})()`
+	if err := chromedp.Run(ctx, chromedp.Evaluate(hintJS, &hint)); err != nil {
+		t.Fatal(err)
+	}
+	shot("hint")
+	if hint.Display != "list-item" || hint.Cursor != "pointer" || hint.Color != "rgb(11, 92, 173)" || !hint.Opened ||
+		!strings.Contains(hint.Text, "Hint 1 (click to open)") {
+		t.Errorf("%s: notebook 08's first hint is %+v: want a list-item (with its ▸ marker), a pointer, the link colour rgb(11, 92, 173), the words (click to open), and open on a click", fe.name, hint)
+	}
 }
 
 // shiftKey is CDP's modifier bit for Shift (input.ModifierShift).
