@@ -139,12 +139,22 @@ func TestExplorerInJupyterLab(t *testing.T) {
 	up := exec.Command(bin, "up", "-lab", "-port", fmt.Sprint(freePort(t)))
 	up.Dir = root
 	logPath := filepath.Join(t.TempDir(), "up.log")
-	startServer(t, up, logPath)
+	exited := startServer(t, up, logPath)
 	urlRE := regexp.MustCompile(`(http://127\.0\.0\.1:\d+)/lab/tree/attnbook/notebooks\?token=([0-9a-f]+)`)
 	var m []string
 	for start := time.Now(); m == nil; time.Sleep(time.Second) {
 		out, _ := os.ReadFile(logPath)
 		m = urlRE.FindStringSubmatch(string(out))
+		select {
+		case <-exited:
+			if m == nil {
+				if up.ProcessState.ExitCode() == 3 {
+					nbrun.Missing(t, "kernel up -lab: "+tail(string(out), 1000))
+				}
+				t.Fatalf("kernel up -lab exited (%v):\n%s", up.ProcessState, tail(string(out), 4000))
+			}
+		default:
+		}
 		if m == nil && time.Since(start) > 45*time.Minute { // builds the image when it is missing
 			t.Fatalf("kernel up -lab served nothing in 45 minutes:\n%s", tail(string(out), 4000))
 		}
@@ -443,9 +453,9 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// startServer starts cmd with its output in logPath, and stops it (SIGTERM, then SIGKILL) when
-// the test ends.
-func startServer(t *testing.T, cmd *exec.Cmd, logPath string) {
+// startServer starts cmd with its output in logPath, and stops it (SIGINT, then SIGKILL) when
+// the test ends. The channel is closed when cmd exits.
+func startServer(t *testing.T, cmd *exec.Cmd, logPath string) <-chan struct{} {
 	t.Helper()
 	log, err := os.Create(logPath)
 	if err != nil {
@@ -472,6 +482,7 @@ func startServer(t *testing.T, cmd *exec.Cmd, logPath string) {
 			t.Logf("server log:\n%s", tail(string(out), 4000))
 		}
 	})
+	return done
 }
 
 func tail(s string, n int) string {
