@@ -39,7 +39,8 @@ const (
 // While the slider is live the cell is busy (a GoNB cell is a running program) and no other
 // cell runs. The cell is left by any of:
 //
-//   - the Done button next to the slider (the keyboard then goes back to the notebook);
+//   - the Done button next to the slider (the next cell is then selected, with the keyboard
+//     back on the notebook: Shift-Enter runs it);
 //   - idle without slider moves (0 means 2 minutes);
 //   - interrupting the kernel (■): the grid is drawn, then the cell stops as interrupted.
 //
