@@ -288,6 +288,9 @@ func playExplorer(t *testing.T, fe frontEnd, chromium, base, token string) {
 				return
 			}
 			shot("not-ready")
+			var kernels []map[string]any
+			_ = apiGet(base, token, "/api/kernels", &kernels)
+			t.Logf("%s: page ready %v, kernels %v", fe.name, evalBool(fe.ready), kernels)
 			if attempt == 2 {
 				t.Fatalf("%s: %s and its kernel were not ready in 90 s, twice", fe.name, file)
 			}
