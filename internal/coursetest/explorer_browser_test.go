@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/attnbook/attnbook/internal/nbrun"
@@ -95,8 +96,9 @@ var jupyterLab = frontEnd{
 	url:   func(base, file, token string) string { return base + "/lab/tree/" + file + "?token=" + token },
 	ready: `!!document.querySelector('.jp-NotebookPanel .jp-Notebook .jp-CodeCell .jp-InputPrompt')`,
 	runAll: []chromedp.Action{
-		chromedp.Click(`//div[contains(@class,"lm-MenuBar-itemLabel") and text()="Run"]`, chromedp.BySearch),
-		chromedp.Click(`//div[contains(@class,"lm-Menu-itemLabel") and text()="Run All Cells"]`, chromedp.BySearch),
+		// Lumino writes a label's mnemonic letter in its own element: compare the whole text.
+		chromedp.Click(`//div[contains(@class,"lm-MenuBar-itemLabel") and normalize-space(.)="Run"]`, chromedp.BySearch),
+		chromedp.Click(`//div[contains(@class,"lm-Menu-itemLabel") and normalize-space(.)="Run All Cells"]`, chromedp.BySearch),
 	},
 	cells:     `Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell'))`,
 	exercises: "/lab/tree/attnbook/notebooks/08_exercises.ipynb",
@@ -235,6 +237,11 @@ func playExplorer(t *testing.T, fe frontEnd, chromium, base, token string) {
 		var cancel context.CancelFunc
 		ctx, cancel = chromedp.NewContext(browser)
 		closeTab = cancel
+		// A tab opened beside another stays in the background, where JupyterLab never draws
+		// its cells (no animation frames): bring it to the front.
+		if err := chromedp.Run(ctx, page.BringToFront()); err != nil {
+			t.Fatalf("%s: new tab: %v", fe.name, err)
+		}
 	}
 	t.Cleanup(func() { closeTab() })
 	shots := screenshotDir(t)
@@ -271,7 +278,11 @@ func playExplorer(t *testing.T, fe frontEnd, chromium, base, token string) {
 	}
 	evalBool := func(js string) bool {
 		var b bool
-		if err := chromedp.Run(ctx, chromedp.Evaluate(js, &b)); err != nil {
+		// A page that hangs (a modal dialog) must not hang the test.
+		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := chromedp.Run(tctx, chromedp.Evaluate(js, &b)); err != nil {
+			t.Logf("%s: evaluating %.60q: %v", fe.name, js, err)
 			return false
 		}
 		return b
@@ -310,7 +321,8 @@ func playExplorer(t *testing.T, fe frontEnd, chromium, base, token string) {
 	// 1 and 2: first Run Alls, each on a fresh kernel.
 	for try := 1; try <= explorerTries; try++ {
 		open("explorer.ipynb")
-		if err := chromedp.Run(ctx, fe.runAll...); err != nil {
+		if err := runWithin(ctx, 30*time.Second, fe.runAll...); err != nil {
+			shot("no-run-all")
 			t.Fatalf("%s: Run All: %v", fe.name, err)
 		}
 		took := until("Run All reaches the cell after the explorer", 5*time.Minute, func() bool {
@@ -334,7 +346,8 @@ func playExplorer(t *testing.T, fe frontEnd, chromium, base, token string) {
 	open("04_multi_head.ipynb")
 	saved := filepath.Join(fe.copies, "04_multi_head.ipynb")
 	before04, _ := os.Stat(saved)
-	if err := chromedp.Run(ctx, fe.runAll...); err != nil {
+	if err := runWithin(ctx, 30*time.Second, fe.runAll...); err != nil {
+		shot("no-run-all")
 		t.Fatalf("%s: Run All: %v", fe.name, err)
 	}
 	took := until("Run All of notebook 04 ends (the kernel idle for 5 s)", 15*time.Minute, idleFor(base, token, 5*time.Second))
@@ -590,9 +603,12 @@ func waitServer(t *testing.T, base, token string) {
 	t.Fatalf("the Jupyter server at %s did not answer in 2 minutes", base)
 }
 
+// apiClient talks to the Jupyter server's REST API; a server that does not answer fails the call.
+var apiClient = &http.Client{Timeout: 10 * time.Second}
+
 // apiGet decodes a Jupyter REST API answer into v.
 func apiGet(base, token, path string, v any) error {
-	resp, err := http.Get(base + path + "?token=" + token)
+	resp, err := apiClient.Get(base + path + "?token=" + token)
 	if err != nil {
 		return err
 	}
@@ -611,10 +627,18 @@ func shutDownKernels(t *testing.T, base, token string) {
 	}
 	for _, s := range sessions {
 		req, _ := http.NewRequest(http.MethodDelete, base+"/api/sessions/"+s.ID+"?token="+token, nil)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
+		if resp, err := apiClient.Do(req); err == nil {
 			resp.Body.Close()
 		}
 	}
+}
+
+// runWithin runs actions in the tab ctx, failing after limit (chromedp waits for a missing
+// element forever).
+func runWithin(ctx context.Context, limit time.Duration, actions ...chromedp.Action) error {
+	tctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	return chromedp.Run(tctx, actions...)
 }
 
 // idleFor returns a condition that holds once the one running kernel has been idle for d.
