@@ -120,10 +120,11 @@ var jupyterLab = frontEnd{
 // TestExplorerInJupyterLab plays issue 29's three points in JupyterLab 4 from the classroom image
 // (`kernel up -lab`, this checkout mounted; the image is built when missing, as TestUpLab does).
 //
-// NOT YET RELIABLE: on its first runs (JupyterLab 4.0.11 from attnbook:h-class) the harness
-// stalled waiting for the page and kernel to be ready although both were (the REST API said
-// one idle kernel, the page showed the notebook); until that is understood it runs only with
-// ATTNBOOK_LAB_BROWSER=1, even under CI.
+// NOT FINISHED: against JupyterLab 4.0.11 (image attnbook:h-class) the harness now opens the
+// notebook (tabs brought to the front: a background tab never draws its cells) and clicks Run ›
+// Run All Cells, but the cell after the explorer was not seen to print within the 5 minutes
+// (not diagnosed: the click may not start Run All, or the outputs are elsewhere in Lab's DOM).
+// Until then it runs only with ATTNBOOK_LAB_BROWSER=1, even under CI.
 func TestExplorerInJupyterLab(t *testing.T) {
 	if os.Getenv("ATTNBOOK_LAB_BROWSER") != "1" {
 		t.Skip("SKIPPING the JupyterLab explorer test: its harness is not reliable yet (set ATTNBOOK_LAB_BROWSER=1 to run it); " +
