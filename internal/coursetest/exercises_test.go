@@ -46,15 +46,38 @@ func score(t *testing.T, r *nbrun.Result) string {
 	return lines[len(lines)-1]
 }
 
-// TestExercisesStubs runs the notebook as students get it: it runs to the end, and every check
-// says "not yet" without a single ✓.
+// stubFuncs are the functions each exercise's answer cell asks for.
+var stubFuncs = map[int]string{1: "copyV2IntoV1", 2: "twoDimWrapper", 3: "gpt2Attention and mhaParams", 4: "changeFuture", 5: "stableSoftmax"}
+
+// TestExercisesStubs runs the notebook as students get it: it runs to the end, every answer cell
+// and every check says "not yet: replace the TODO" without a single ✓, and every ✗ is followed by
+// one line of detail (no tensor dumps, no "error: <nil>").
 func TestExercisesStubs(t *testing.T) {
 	r := nbrun.Execute(t, exercisesNotebook)
 	CheckClean(t, r)
 	for n, v := range verdicts(t, r) {
-		if !strings.HasPrefix(v, "not yet (0 of ") {
-			t.Errorf("exercise %d with the stub: verdict %q, want not yet with 0 checks passing", n, v)
+		if want := fmt.Sprintf("not yet: replace the TODO in exercise %d (%s)", n, stubFuncs[n]); v != want {
+			t.Errorf("exercise %d with the stub: verdict %q, want %q", n, v, want)
 		}
+		answer := r.Find(t, fmt.Sprintf("answered(%d)", n))
+		if want := fmt.Sprintf("Exercise %d: not yet: replace the TODO in exercise %d (%s), then run this cell again.\n", n, n, stubFuncs[n]); answer.Stdout != want {
+			t.Errorf("answer cell of exercise %d printed %q, want %q", n, answer.Stdout, want)
+		}
+		check := r.Find(t, fmt.Sprintf("c := begin(%d)", n)).Stdout
+		lines := strings.Split(check, "\n")
+		for i, l := range lines {
+			if strings.HasPrefix(l, "✗ not yet: ") && (i+1 == len(lines) || !strings.HasPrefix(lines[i+1], "    ") ||
+				i+2 < len(lines) && strings.HasPrefix(lines[i+2], " ")) {
+				t.Errorf("exercise %d: %q is not followed by exactly one indented line of detail:\n%s", n, l, check)
+			}
+		}
+	}
+	if c := r.Find(t, "c := begin(1)").Stdout; !strings.Contains(c, "✗ not yet: SelfAttention_v1 computes SelfAttention_v2's context vectors\n"+
+		"    first difference at [0, 0]: got 0.2996, want -0.0739\n") {
+		t.Errorf("exercise 1's check does not show the first difference:\n%s", c)
+	}
+	if out := r.Stdout(); strings.Contains(out, "<nil>") {
+		t.Errorf("a check printed a nil error:\n%s", out)
 	}
 	if out := r.Stdout(); strings.Contains(out, "✓") {
 		t.Errorf("a check passed with the stubs (a check the stub passes teaches nothing):\n%s", out)
@@ -73,8 +96,8 @@ func TestExercisesSolutions(t *testing.T) {
 			t.Errorf("exercise %d with the solution: verdict %q, want solved ✓", n, v)
 		}
 	}
-	if out := r.Stdout(); strings.Contains(out, "✗") {
-		t.Errorf("a check failed with the solutions:\n%s", out)
+	if out := r.Stdout(); strings.Contains(out, "✗") || strings.Contains(out, "<nil>") || strings.Contains(out, "TODO") {
+		t.Errorf("a check failed, printed a nil error or asked for a TODO with the solutions:\n%s", out)
 	}
 	if got, want := score(t, r), "5 of 5 solved"; got != want {
 		t.Errorf("score %q, want %q", got, want)
@@ -166,8 +189,9 @@ func TestExercisesStaleAnswers(t *testing.T) {
 	if strings.Contains(stale, "✓") {
 		t.Errorf("exercise 1's check passed something with a stale answer:\n%s", stale)
 	}
-	if c := r.Find(t, "c := begin(5)").Stdout; !strings.Contains(c, "✗ not yet: no nan on scores × 100") {
-		t.Errorf("exercise 5's check did not catch the overflow:\n%s", c)
+	if c := r.Find(t, "c := begin(5)").Stdout; !strings.Contains(c, "✗ not yet: no nan on scores × 100\n") ||
+		!strings.Contains(c, "✗ not yet: it equals torch.softmax (eager.Softmax) on scores × 100\n    first difference at [0]: got NaN, want 0.0000\n") {
+		t.Errorf("exercise 5's check did not catch the overflow, or did not say where:\n%s", c)
 	}
 	if got, want := score(t, r), "3 of 5 solved"; got != want {
 		t.Errorf("score %q, want %q", got, want)

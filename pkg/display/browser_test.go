@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"image"
 	"image/png"
 	"math"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // findChromium returns the Chromium binary: $ATTNBOOK_CHROMIUM if set (a path that does not
@@ -60,7 +62,7 @@ func browserPage(t *testing.T) (page string, cells int) {
 			Add("after dropout(p=0.5) "+pwnImg, Heatmap(droppedW).Tokens(seedTokens...).Masked(causalBool(6)).Dropout(droppedMask)), 72},
 		{Heads(seed002Scores()).Tokens("t0", "t1", pwnScript).Title("Scores per head"), 18},
 		{MaskView(causalBool(6)).Tokens(seedTokens...).Meaning("hidden", "visible").Title("Causal mask"), 36},
-		{Heatmap(ramp(300*300, func(i int) float32 { return float32((i/300)*(i%300)%97) / 97 }, 300, 300)).Title("300×300, downsampled"), 43 * 43}, // blocks of 7×7
+		{Heatmap(ramp(300*300, func(i int) float32 { return float32((i/300)*(i%300)%97) / 97 }, 300, 300)).Title("300×300, downsampled"), 0}, // 43×43 blocks of 7×7, one image (TestBrowserRaster)
 		{HeadSplit(3, 2, 3).Tokens("Your", "journey", pwnScript).WithoutTranspose().Title("The reshape pitfall"), 0},
 		{Table(seedCausalWeights()).Title("attn_weights "+pwnScript).Labels(0, tokens...), 0},
 		{BarChart("wrapper", "chapter", pwnScript).Series("GoMLX", 800, 400, 200).Series("PyTorch "+pwnImg, 400, math.NaN(), 100).
@@ -82,11 +84,9 @@ func browserPage(t *testing.T) (page string, cells int) {
 	return sb.String(), cells
 }
 
-// TestBrowser renders a page of pictures in headless Chromium and checks what is drawn:
-// the number of cells, that labels are text (no script ran, no element was injected), that
-// every text lies inside its SVG, and, on the screenshot, that masked cells are grey,
-// dropped cells orange-framed and full weights dark blue.
-func TestBrowser(t *testing.T) {
+// needChromium returns the Chromium binary, or skips the test loudly (fails it under CI=true).
+func needChromium(t *testing.T) string {
+	t.Helper()
 	chromium := findChromium()
 	if chromium == "" {
 		if os.Getenv("CI") == "true" {
@@ -95,15 +95,15 @@ func TestBrowser(t *testing.T) {
 		t.Skip("SKIPPING THE BROWSER CHECK: Chromium not found (install Debian's chromium or set ATTNBOOK_CHROMIUM); " +
 			"with CI=true this is a failure")
 	}
-	page, wantCells := browserPage(t)
-	dir := t.TempDir()
-	pagePath := filepath.Join(dir, "page.html")
-	if err := os.WriteFile(pagePath, []byte(page), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return chromium
+}
 
+// newBrowser starts a headless Chromium with a w×h window (sRGB, scale 1) for the test's
+// lifetime, at most 90 s.
+func newBrowser(t *testing.T, chromium string, w, h int) context.Context {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	actx, acancel := chromedp.NewExecAllocator(ctx,
 		chromedp.ExecPath(chromium),
 		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
@@ -112,24 +112,53 @@ func TestBrowser(t *testing.T) {
 		chromedp.Flag("disable-extensions", true),
 		chromedp.Flag("force-color-profile", "srgb"),
 		chromedp.Flag("force-device-scale-factor", "1"),
-		chromedp.WindowSize(1280, 1000),
+		chromedp.WindowSize(w, h),
 	)
-	defer acancel()
+	t.Cleanup(acancel)
 	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
+	t.Cleanup(bcancel)
+	return bctx
+}
 
+// outDir is the repository's git-ignored out/display folder, where browser tests leave their
+// screenshots for a person to look at.
+func outDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join("..", "..", "out", "display")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(dir)
+	return abs
+}
+
+// TestBrowser renders a page of pictures in headless Chromium and checks what is drawn:
+// the number of cells, that labels are text (no script ran, no element was injected), that
+// every text lies inside its SVG, and, on the screenshot, that masked cells are grey,
+// dropped cells orange-framed and full weights dark blue.
+func TestBrowser(t *testing.T) {
+	chromium := needChromium(t)
+	page, wantCells := browserPage(t)
+	dir := t.TempDir()
+	pagePath := filepath.Join(dir, "page.html")
+	if err := os.WriteFile(pagePath, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	bctx := newBrowser(t, chromium, 1280, 1000)
 	var facts struct {
-		Cells, Masked, Dropped, Svgs, Scripts, Imgs int
-		Pwned                                       string
-		LabelAsText, TitleAsText, TooltipAsText     bool
-		Escaped                                     []string
-		Masked0, Dropped0, Full0, Bar0              []float64
-		BarWidths                                   []float64
-		BarLabelAsText                              bool
+		Cells, Rasters, Masked, Dropped, Svgs, Scripts, Imgs int
+		Pwned                                                string
+		LabelAsText, TitleAsText, TooltipAsText              bool
+		Escaped                                              []string
+		Masked0, Dropped0, Full0, Bar0                       []float64
+		BarWidths                                            []float64
+		BarLabelAsText                                       bool
 	}
 	const js = `(() => {
 	const r = {};
 	r.Cells = document.querySelectorAll('svg rect.cell').length;
+	r.Rasters = document.querySelectorAll('svg image.cells').length;
 	r.Masked = document.querySelectorAll('svg rect.cell.masked').length;
 	r.Dropped = document.querySelectorAll('svg rect.cell.dropped').length;
 	r.Svgs = document.querySelectorAll('svg').length;
@@ -174,8 +203,8 @@ func TestBrowser(t *testing.T) {
 	dump, _ := json.Marshal(facts)
 	t.Logf("drawn: %s", dump)
 
-	if facts.Cells != wantCells {
-		t.Errorf("%d heatmap cells in the DOM, want %d", facts.Cells, wantCells)
+	if facts.Cells != wantCells || facts.Rasters != 1 {
+		t.Errorf("%d heatmap cells and %d images of cells in the DOM, want %d and 1", facts.Cells, facts.Rasters, wantCells)
 	}
 	if facts.Masked < 15*4 || facts.Dropped != 15 {
 		t.Errorf("%d masked and %d dropped cells, want ≥ 60 and 15", facts.Masked, facts.Dropped)
@@ -251,4 +280,135 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+// notebook10Heads is one block's heads as notebook 10 draws them: 4 heads of causal attention
+// over its 32-character line, with the characters as labels.
+func notebook10Heads() Renderer {
+	const line = "First Citizen:\nBefore we proceed"
+	var labels []string
+	for _, c := range line {
+		labels = append(labels, strings.ReplaceAll(string(c), "\n", "⏎"))
+	}
+	const h, n = 4, 32
+	x := make([]float32, h*n*n)
+	for p := range h * n {
+		row := x[p*n : (p+1)*n]
+		i := p % n
+		for j := range row {
+			row[j] = float32(negInf)
+			if j <= i {
+				row[j] = float32(2 * math.Sin(float64(p*7+j*3)))
+			}
+		}
+		copy(row[:i+1], softmaxRows(row[:i+1], i+1, 1))
+		for j := i + 1; j < n; j++ {
+			row[j] = 0
+		}
+	}
+	return Heads(tensors.FromFlatDataAndDimensions(x, h, n, n)).Tokens(labels...).Title("block 3")
+}
+
+// TestBrowserRaster draws notebook 10's heads both ways, as rectangles (what the course drew
+// before) and as one image per panel (what it draws now), side by side in headless Chromium,
+// and compares the pixels at every cell's centre: they must be the same colour. The
+// screenshots are left in out/display/ (heatmap-before.png, heatmap-after.png and
+// heatmap-before-after.png) for a person to look at.
+func TestBrowserRaster(t *testing.T) {
+	chromium := needChromium(t)
+	defer func(n int) { maxVectorCells = n }(maxVectorCells)
+	maxVectorCells = math.MaxInt
+	vector, err := notebook10Heads().Done()
+	if err != nil {
+		t.Fatal(err)
+	}
+	maxVectorCells = 0
+	raster, err := notebook10Heads().Done()
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := `<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0;background:#ffffff">` +
+		`<div style="display:flex;gap:20px;align-items:flex-start"><div id="before">` + vector + `</div><div id="after">` + raster + `</div></div></body></html>`
+	pagePath := filepath.Join(t.TempDir(), "raster.html")
+	if err := os.WriteFile(pagePath, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bctx := newBrowser(t, chromium, 2800, 800)
+	var facts struct {
+		Before, After []float64   // the two SVGs' boxes
+		Centres       [][]float64 // cell centres relative to their SVG
+		Images        int
+	}
+	const js = `(() => {
+	const box = e => { const b = e.getBoundingClientRect(); return [b.left + window.scrollX, b.top + window.scrollY, b.width, b.height]; };
+	const before = document.querySelector('#before svg'), after = document.querySelector('#after svg');
+	const b0 = box(before);
+	return {
+		Before: b0, After: box(after),
+		Centres: Array.from(before.querySelectorAll('rect.cell')).map(e => { const b = box(e); return [b[0] + b[2]/2 - b0[0], b[1] + b[3]/2 - b0[1]]; }),
+		Images: after.querySelectorAll('image.cells').length,
+	};
+})()`
+	var shot []byte
+	if err := chromedp.Run(bctx,
+		chromedp.Navigate("file://"+pagePath),
+		chromedp.WaitReady("body"),
+		chromedp.Evaluate(js, &facts),
+		chromedp.FullScreenshot(&shot, 100),
+	); err != nil {
+		t.Fatalf("chromium (%s): %v", chromium, err)
+	}
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatalf("screenshot is not a PNG: %v", err)
+	}
+	if len(facts.Centres) != 4*32*32 || facts.Images != 4 {
+		t.Fatalf("%d rectangles before, %d images after: want 4096 and 4", len(facts.Centres), facts.Images)
+	}
+	if facts.Before[2] != facts.After[2] || facts.Before[3] != facts.After[3] {
+		t.Errorf("before is %v×%v, after %v×%v: want the same size", facts.Before[2], facts.Before[3], facts.After[2], facts.After[3])
+	}
+	differ := 0
+	for _, c := range facts.Centres {
+		p0 := img.At(int(facts.Before[0]+c[0]), int(facts.Before[1]+c[1]))
+		p1 := img.At(int(facts.After[0]+c[0]), int(facts.After[1]+c[1]))
+		r0, g0, b0, _ := p0.RGBA()
+		r1, g1, b1, _ := p1.RGBA()
+		if d := max(absDiff(r0, r1), absDiff(g0, g1), absDiff(b0, b1)) >> 8; d > 1 {
+			if differ < 5 {
+				t.Errorf("cell centre %v: %v before, %v after", c, p0, p1)
+			}
+			differ++
+		}
+	}
+	if differ > 0 {
+		t.Errorf("%d of %d cell centres changed colour", differ, len(facts.Centres))
+	}
+	dir := outDir(t)
+	crop := func(name string, b []float64) {
+		sub := img.(interface {
+			SubImage(image.Rectangle) image.Image
+		}).SubImage(image.Rect(int(b[0]), int(b[1]), int(b[0]+b[2]), int(b[1]+b[3])))
+		var buf bytes.Buffer
+		if err := png.Encode(&buf, sub); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	crop("heatmap-before.png", facts.Before)
+	crop("heatmap-after.png", facts.After)
+	if err := os.WriteFile(filepath.Join(dir, "heatmap-before-after.png"), shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d cell centres the same colour; before %d bytes of SVG, after %d; screenshots in %s",
+		len(facts.Centres), len(vector), len(raster), dir)
+}
+
+func absDiff(a, b uint32) uint32 {
+	if a > b {
+		return a - b
+	}
+	return b - a
 }

@@ -26,7 +26,10 @@
 //
 // Everything is self-contained: no scripts, no CDN, no external fonts, no element ids, only
 // presentation attributes — it renders the same in JupyterLab, the classic Notebook and
-// exported HTML. Every label and title is escaped.
+// exported HTML. Every label and title is escaped. Grids of up to 576 cells draw each cell as a
+// rectangle with a tooltip; bigger ones (a GPT's heads) draw each panel's cells as one embedded
+// PNG of one pixel per cell, scaled up without smoothing, with the same colours, labels and
+// marks: four heads of 32×32 weigh about 30 KB instead of 650 KB.
 //
 // GoNB helpers ([Show], [ShowTable], [ShowHeatmap], [ShowHeads], [ShowMask], [ShowFigure],
 // [ExploreHeads]) display the result in the cell. On bad input they panic with a one-line error

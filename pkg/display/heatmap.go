@@ -51,7 +51,8 @@ type HeatmapBuilder struct {
 // 0 when values have both signs, min..max otherwise. −inf cells (scores after
 // masked_fill(mask, -inf)) and cells marked by Masked/Visible are hatched grey; cells marked
 // by Dropout get an orange ×; NaN cells a dashed outline. Matrices up to 12×12 show their
-// values; above DefaultMaxCells per side they are downsampled (block means) with a note.
+// values; above DefaultMaxCells per side they are downsampled (block means) with a note. Above
+// 576 cells the cells are drawn as one image (no per-cell tooltips), so the SVG stays small.
 // A note "every row sums to 1" is written only when every row does (within 1e-3).
 //
 // Example:

@@ -1,7 +1,12 @@
 package display
 
 import (
+	"bytes"
+	"encoding/base64"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"math"
 	"strings"
 )
@@ -25,6 +30,7 @@ type panel struct {
 	rowAxis, colAxis string
 	values           bool
 	look             func(k int) cellLook
+	raster           bool // cells as one image (see maxVectorCells), not one rectangle each.
 
 	cw, ch           float64 // cell width and height.
 	font             float64 // label font size.
@@ -39,6 +45,13 @@ type panel struct {
 	gridX, gridY     float64
 	w, h             float64
 }
+
+// maxVectorCells is the most cells a figure draws as SVG rectangles, each with its tooltip
+// (about 200 bytes a cell: 24×24, or four heads of 12×12, weigh about 120 KB). A bigger figure
+// draws each panel's cells as one PNG image (see panel.drawRaster): the same colours, marks
+// and labels, without the per-cell tooltips, so that four layers of four 64×64 heads weigh
+// kilobytes. A variable so that tests can draw both ways.
+var maxVectorCells = 576
 
 const (
 	labelRunes = 16  // labels are clipped to this many runes.
@@ -134,46 +147,111 @@ func (p *panel) draw(b *svgBuf, x, y float64) {
 		b.printf(`<text class="col-label" x="%s" y="%s" font-size="%s" text-anchor="start" fill="%s" transform="rotate(-45 %s %s)">%s</text>`,
 			num(bx), num(by), num(p.font), inkDark, num(bx), num(by), esc(l))
 	}
+	looks := make([]cellLook, m.rows*m.cols)
+	for k := range looks {
+		looks[k] = p.look(k)
+	}
+	if p.raster {
+		p.drawRaster(b, gx, gy, looks)
+	} else {
+		p.drawRects(b, gx, gy, looks)
+	}
+	b.printf(`<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="#999999" stroke-width="1"/>`,
+		num(gx), num(gy), num(gridW), num(gridH))
+	b.printf(`</g>`)
+}
+
+// drawRects draws every cell as a rectangle with its tooltip, then its marks.
+func (p *panel) drawRects(b *svgBuf, gx, gy float64, looks []cellLook) {
+	m := p.m
 	stroke := ""
 	if p.ch >= 8 {
 		stroke = ` stroke="#ffffff" stroke-width="1"`
 	}
 	for i := range m.rows {
 		for j := range m.cols {
-			k := m.at(i, j)
-			lk := p.look(k)
-			cx, cy := gx+float64(j)*p.cw, gy+float64(i)*p.ch
+			lk := looks[m.at(i, j)]
 			b.printf(`<rect class="%s" data-row="%d" data-col="%d" x="%s" y="%s" width="%s" height="%s" fill="%s"%s>`,
-				lk.class, i, j, num(cx), num(cy), num(p.cw), num(p.ch), lk.fill, stroke)
+				lk.class, i, j, num(gx+float64(j)*p.cw), num(gy+float64(i)*p.ch), num(p.cw), num(p.ch), lk.fill, stroke)
 			if lk.tip != "" {
 				b.printf(`<title>%s</title>`, esc(lk.tip))
 			}
 			b.printf(`</rect>`)
-			if lk.hatch {
-				b.printf(`<path d="%s" stroke="%s" stroke-width="1" fill="none"/>`,
-					hatchPath(cx+0.5, cy+0.5, p.cw-1, p.ch-1, math.Max(4, math.Min(7, p.ch/5))), maskedHatch)
-			}
-			if lk.nan {
-				b.printf(`<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="%s" stroke-width="1" stroke-dasharray="3 2"/>`,
-					num(cx+1.5), num(cy+1.5), num(p.cw-3), num(p.ch-3), nanInk)
-			}
-			if lk.cross {
-				// An orange frame and a small × in the top-right corner: the value stays readable.
-				sw := math.Max(1, math.Min(2, p.ch/12))
-				s := math.Min(p.cw, p.ch) * 0.2
-				b.printf(`<path class="dropped-mark" d="M%s %sh%sv%sh%sZM%s %sl%s %sM%s %sl%s %s" stroke="%s" stroke-width="%s" fill="none"/>`,
-					num(cx+sw), num(cy+sw), num(p.cw-2*sw), num(p.ch-2*sw), num(-(p.cw - 2*sw)),
-					num(cx+p.cw-sw-s-2), num(cy+sw+2), num(s), num(s), num(cx+p.cw-sw-2), num(cy+sw+2), num(-s), num(s),
-					droppedInk, num(sw))
-			}
-			if p.values && lk.text != "" {
-				b.text(cx+p.cw/2, cy+p.ch/2, p.valueFont, "middle", lk.textFill, ` class="value"`, lk.text)
-			}
+			p.drawMarks(b, lk, gx+float64(j)*p.cw, gy+float64(i)*p.ch, true)
 		}
 	}
-	b.printf(`<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="#999999" stroke-width="1"/>`,
-		num(gx), num(gy), num(gridW), num(gridH))
-	b.printf(`</g>`)
+}
+
+// drawRaster draws the cells' colours as one PNG image of one pixel per cell, scaled up
+// without smoothing, so a big grid costs kilobytes instead of a rectangle per cell. The
+// colours are the rectangles' own; masked cells are transparent over a grey, hatched
+// backdrop; white lines separate cells where drawRects would stroke them.
+func (p *panel) drawRaster(b *svgBuf, gx, gy float64, looks []cellLook) {
+	m := p.m
+	gridW, gridH := float64(m.cols)*p.cw, float64(m.rows)*p.ch
+	img := image.NewNRGBA(image.Rect(0, 0, m.cols, m.rows))
+	anyMasked := false
+	for k, lk := range looks {
+		if lk.hatch {
+			anyMasked = true
+			continue // transparent: the backdrop shows.
+		}
+		c := hexColor(lk.fill)
+		img.SetNRGBA(k%m.cols, k/m.cols, color.NRGBA{uint8(c.r), uint8(c.g), uint8(c.b), 0xff})
+	}
+	if anyMasked {
+		b.printf(`<rect x="%s" y="%s" width="%s" height="%s" fill="%s"/>`, num(gx), num(gy), num(gridW), num(gridH), maskedFill)
+		b.printf(`<path class="hatch" d="%s" stroke="%s" stroke-width="1" fill="none"/>`,
+			hatchPath(gx, gy, gridW, gridH, math.Max(4, math.Min(7, p.ch/5))), maskedHatch)
+	}
+	var buf bytes.Buffer
+	enc := png.Encoder{CompressionLevel: png.BestCompression}
+	if err := enc.Encode(&buf, img); err != nil {
+		panic(fmt.Sprintf("display: encoding a %d×%d PNG: %v", m.cols, m.rows, err)) // cannot happen: in memory.
+	}
+	b.printf(`<image class="cells" x="%s" y="%s" width="%s" height="%s" preserveAspectRatio="none" image-rendering="pixelated" href="data:image/png;base64,%s"/>`,
+		num(gx), num(gy), num(gridW), num(gridH), base64.StdEncoding.EncodeToString(buf.Bytes()))
+	if p.ch >= 8 {
+		var d strings.Builder
+		for j := 1; j < m.cols; j++ {
+			fmt.Fprintf(&d, "M%s %sV%s", num(gx+float64(j)*p.cw), num(gy), num(gy+gridH))
+		}
+		for i := 1; i < m.rows; i++ {
+			fmt.Fprintf(&d, "M%s %sH%s", num(gx), num(gy+float64(i)*p.ch), num(gx+gridW))
+		}
+		if d.Len() > 0 {
+			b.printf(`<path class="cell-lines" d="%s" stroke="#ffffff" stroke-width="1" fill="none"/>`, d.String())
+		}
+	}
+	for k, lk := range looks {
+		p.drawMarks(b, lk, gx+float64(k%m.cols)*p.cw, gy+float64(k/m.cols)*p.ch, false)
+	}
+}
+
+// drawMarks draws what goes over a cell's colour: the hatching of a masked cell (when
+// hatch; a raster hatches all masked cells at once), a NaN's dashed outline, dropout's
+// orange frame and ×, the value.
+func (p *panel) drawMarks(b *svgBuf, lk cellLook, cx, cy float64, hatch bool) {
+	if lk.hatch && hatch {
+		b.printf(`<path d="%s" stroke="%s" stroke-width="1" fill="none"/>`,
+			hatchPath(cx+0.5, cy+0.5, p.cw-1, p.ch-1, math.Max(4, math.Min(7, p.ch/5))), maskedHatch)
+	}
+	if lk.nan {
+		b.printf(`<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="%s" stroke-width="1" stroke-dasharray="3 2"/>`,
+			num(cx+1.5), num(cy+1.5), num(p.cw-3), num(p.ch-3), nanInk)
+	}
+	if lk.cross {
+		// An orange frame and a small × in the top-right corner: the value stays readable.
+		sw := math.Max(1, math.Min(2, p.ch/12))
+		s := math.Min(p.cw, p.ch) * 0.2
+		b.printf(`<path class="dropped-mark" d="M%s %sh%sv%sh%sZM%s %sl%s %sM%s %sl%s %s" stroke="%s" stroke-width="%s" fill="none"/>`,
+			num(cx+sw), num(cy+sw), num(p.cw-2*sw), num(p.ch-2*sw), num(-(p.cw - 2*sw)),
+			num(cx+p.cw-sw-s-2), num(cy+sw+2), num(s), num(s), num(cx+p.cw-sw-2), num(cy+sw+2), num(-s), num(s),
+			droppedInk, num(sw))
+	}
+	if p.values && lk.text != "" {
+		b.text(cx+p.cw/2, cy+p.ch/2, p.valueFont, "middle", lk.textFill, ` class="value"`, lk.text)
+	}
 }
 
 // legendItem is a swatch with its meaning.
@@ -266,6 +344,13 @@ func (f *figure) render() string {
 		headerH += 16
 	}
 	cols := max(1, min(f.columns, len(f.panels)))
+	cells := 0
+	for _, p := range f.panels {
+		cells += p.m.rows * p.m.cols
+	}
+	for _, p := range f.panels {
+		p.raster = cells > maxVectorCells
+	}
 	slotW, slotH := 0.0, 0.0
 	for _, p := range f.panels {
 		slotW, slotH = math.Max(slotW, p.w), math.Max(slotH, p.h)

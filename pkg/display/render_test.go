@@ -1,8 +1,13 @@
 package display
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/xml"
 	"errors"
+	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"math"
 	"strings"
@@ -124,6 +129,24 @@ type svgInfo struct {
 	classes map[string]int // element count per class token
 	texts   []string       // character data of <text> elements
 	all     string         // all character data
+	fills   []string       // fill of each rect.cell, in order
+	rasters []image.Image  // the PNG of each image.cells (cells drawn as pixels), in order
+}
+
+// rasterCells counts the pixels of the rasters (one per cell) and the transparent ones (masked).
+func (s svgInfo) rasterCells() (cells, masked int) {
+	for _, img := range s.rasters {
+		b := img.Bounds()
+		cells += b.Dx() * b.Dy()
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				if _, _, _, a := img.At(x, y).RGBA(); a == 0 {
+					masked++
+				}
+			}
+		}
+	}
+	return cells, masked
 }
 
 func parseSVG(t testing.TB, svg string) svgInfo {
@@ -164,6 +187,25 @@ func parseSVG(t testing.TB, svg string) svgInfo {
 					}
 				}
 			}
+			class := attr(x, "class")
+			if f := strings.Fields(class); x.Name.Local == "rect" && len(f) > 0 && f[0] == "cell" {
+				info.fills = append(info.fills, attr(x, "fill"))
+			}
+			if x.Name.Local == "image" && class == "cells" {
+				data, ok := strings.CutPrefix(attr(x, "href"), "data:image/png;base64,")
+				if !ok {
+					t.Fatalf("an image of cells is not a PNG data URI: %.80s", attr(x, "href"))
+				}
+				raw, err := base64.StdEncoding.DecodeString(data)
+				if err != nil {
+					t.Fatalf("an image of cells is not base64: %v", err)
+				}
+				img, err := png.Decode(bytes.NewReader(raw))
+				if err != nil {
+					t.Fatalf("an image of cells is not a PNG: %v", err)
+				}
+				info.rasters = append(info.rasters, img)
+			}
 			stack = append(stack, x.Name.Local)
 		case xml.EndElement:
 			depth--
@@ -180,6 +222,16 @@ func parseSVG(t testing.TB, svg string) svgInfo {
 	}
 	info.all = all.String()
 	return info
+}
+
+// attr returns the value of e's attribute name, "" when it has none.
+func attr(e xml.StartElement, name string) string {
+	for _, a := range e.Attr {
+		if a.Name.Local == name {
+			return a.Value
+		}
+	}
+	return ""
 }
 
 func (s svgInfo) hasText(want string) bool {
@@ -309,10 +361,15 @@ func TestHeatmapDraws(t *testing.T) {
 				t.Errorf("SVG is %d bytes, want < 1 MiB", len(out))
 			}
 			info := parseSVG(t, out)
-			if got := info.classes["cell"]; got != tc.cells {
+			rasterCells, rasterMasked := info.rasterCells()
+			if got := info.classes["cell"] + rasterCells; got != tc.cells {
 				t.Errorf("%d cells drawn, want %d", got, tc.cells)
 			}
-			if got := info.classes["masked"]; got != tc.masked {
+			if raster := rasterCells > 0; raster != (tc.cells > maxVectorCells) {
+				t.Errorf("%d cells drawn as pixels and %d as rectangles: want rectangles up to %d cells, pixels above",
+					rasterCells, info.classes["cell"], maxVectorCells)
+			}
+			if got := info.classes["masked"] + rasterMasked; got != tc.masked {
 				t.Errorf("%d masked cells, want %d", got, tc.masked)
 			}
 			if got := info.classes["dropped"]; got != tc.dropped {
@@ -462,6 +519,116 @@ func TestHeadSplitWording(t *testing.T) {
 				if info.textContaining(s) {
 					t.Errorf("text containing %q drawn", s)
 				}
+			}
+		})
+	}
+}
+
+// bigFigures are the course's largest pictures: notebook 10's four 64×64 heads of a layer (with
+// its 64 character labels), a GPT-2 layer (12 heads of 1024 tokens: 16 panels of 32×32 after
+// downsampling), a causal 64×64 heatmap and a 48×48 mask.
+func bigFigures() []struct {
+	name string
+	r    func() Renderer
+} {
+	labels := make([]string, 64)
+	for i := range labels {
+		labels[i] = string(rune('a' + i%26))
+	}
+	softmaxed := func(h, n int) *tensors.Tensor {
+		x := make([]float32, h*n*n)
+		for i := range x {
+			x[i] = float32(math.Sin(float64(i)*0.37)) * 3
+		}
+		for p := range h * n {
+			copy(x[p*n:(p+1)*n], softmaxRows(x[p*n:(p+1)*n], n, 1))
+		}
+		return tensors.FromFlatDataAndDimensions(x, h, n, n)
+	}
+	return []struct {
+		name string
+		r    func() Renderer
+	}{
+		{"4 heads of 64×64, causal", func() Renderer {
+			return Heads(softmaxed(4, 64)).Tokens(labels...).Masked(causalBool(64)).Title("block 3")
+		}},
+		{"GPT-2 layer 12×1024×1024", func() Renderer {
+			return Heads(ramp(12*1024*1024, func(i int) float32 { return float32(i%1024) / 1024 / 1024 }, 1, 12, 1024, 1024))
+		}},
+		{"heatmap 64×64 scores", func() Renderer {
+			return Heatmap(ramp(64*64, func(i int) float32 { return float32(math.Sin(float64(i))) }, 64, 64)).Tokens(labels...)
+		}},
+		{"mask 48×48", func() Renderer { return MaskView(causalBool(48)) }},
+	}
+}
+
+// TestBigFiguresStaySmall: the largest pictures weigh far less than the 200 KB one output may
+// take (their cells are one image per panel).
+func TestBigFiguresStaySmall(t *testing.T) {
+	for _, f := range bigFigures() {
+		out, err := f.r().Done()
+		if err != nil {
+			t.Fatal(err)
+		}
+		info := parseSVG(t, out)
+		if len(info.rasters) == 0 {
+			t.Errorf("%s: no raster of cells", f.name)
+		}
+		if len(out) > 100<<10 {
+			t.Errorf("%s: %d bytes, want at most 100 KB", f.name, len(out))
+		}
+		t.Logf("%s: %d bytes", f.name, len(out))
+	}
+}
+
+// TestRasterKeepsColours draws the big figures both ways, as rectangles and as pixels, and
+// compares them: the same size, the same texts, each pixel the colour of its rectangle
+// (masked cells transparent over the hatched grey).
+func TestRasterKeepsColours(t *testing.T) {
+	defer func(n int) { maxVectorCells = n }(maxVectorCells)
+	for _, f := range bigFigures() {
+		t.Run(f.name, func(t *testing.T) {
+			maxVectorCells = math.MaxInt
+			vector, err := f.r().Done()
+			if err != nil {
+				t.Fatal(err)
+			}
+			maxVectorCells = 0
+			raster, err := f.r().Done()
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, r := parseSVG(t, vector), parseSVG(t, raster)
+			if head := func(s string) string { return s[:strings.Index(s, ">")] }; head(vector) != head(raster) {
+				t.Errorf("the two drawings differ in size:\n%s\n%s", head(vector), head(raster))
+			}
+			if fmt.Sprint(v.texts) != fmt.Sprint(r.texts) {
+				t.Errorf("the two drawings differ in their texts")
+			}
+			var pixels []string
+			for _, img := range r.rasters {
+				b := img.Bounds()
+				for y := b.Min.Y; y < b.Max.Y; y++ {
+					for x := b.Min.X; x < b.Max.X; x++ {
+						cr, cg, cb, ca := img.At(x, y).RGBA()
+						c := fmt.Sprintf("#%02x%02x%02x", cr>>8, cg>>8, cb>>8)
+						if ca == 0 {
+							c = maskedFill
+						}
+						pixels = append(pixels, c)
+					}
+				}
+			}
+			if len(pixels) != len(v.fills) || len(r.fills) != 0 {
+				t.Fatalf("%d pixels and %d rectangles for %d cells", len(pixels), len(r.fills), len(v.fills))
+			}
+			for k := range pixels {
+				if pixels[k] != v.fills[k] {
+					t.Fatalf("cell %d: pixel %s, rectangle %s", k, pixels[k], v.fills[k])
+				}
+			}
+			if len(raster)*10 > len(vector) {
+				t.Errorf("raster %d bytes, vector %d: want at least 10× smaller", len(raster), len(vector))
 			}
 		})
 	}

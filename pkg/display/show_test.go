@@ -172,9 +172,10 @@ func TestShowFailsTheProgram(t *testing.T) {
 // fakeExplorer replaces the GoNB side of ExploreHeads for one test.
 type fakeExplorer struct {
 	live       bool
-	controls   *explorerControls // nil: the widgets never answer (headless)
-	updates    []string          // "displayID-prefix: html-prefix"
-	texts      []string
+	answer     frontEnd          // what the probe answers (noAnswer: after FrontEndWait)
+	controls   *explorerControls // nil: the controls never answer
+	updates    []string          // the explorer display's contents, in order (first 12 bytes)
+	shown      []string          // titles shown by slider moves
 	sigs       chan os.Signal
 	reraised   bool
 	controlsAt chan struct{}
@@ -188,15 +189,20 @@ func (f *fakeExplorer) install(t *testing.T) {
 	f.controlsAt = make(chan struct{}, 1)
 	explorer = explorerUI{
 		isLive: func() bool { return f.live },
-		update: func(id, html string) {
-			f.updates = append(f.updates, strings.SplitN(id, "_", 3)[1]+": "+html[:min(len(html), 12)])
+		update: func(id, html string) { f.updates = append(f.updates, html) },
+		probe: func(_ string, wait time.Duration) frontEnd {
+			if f.answer == noAnswer {
+				time.Sleep(wait)
+			}
+			return f.answer
 		},
-		setText: func(_, text string) { f.texts = append(f.texts, text) },
-		controls: func(_, _, _ string, heads int) *explorerControls {
+		controls: func(_ string, heads int, _, _ string) *explorerControls {
+			f.updates = append(f.updates, "controls")
 			f.controlsAt <- struct{}{}
 			if f.controls == nil {
-				select {} // GoNB's widgets block forever when no front end answers.
+				select {} // nobody wires the controls when no front end answers.
 			}
+			f.controls.show = func(title, _ string) { f.shown = append(f.shown, title) }
 			return f.controls
 		},
 		interrupts: func() (<-chan os.Signal, func()) { return f.sigs, func() {} },
@@ -231,15 +237,21 @@ func TestExploreHeads(t *testing.T) {
 		}
 		return *out, time.Since(start)
 	}
-	checkGrid := func(t *testing.T, f *fakeExplorer, html []string) {
+	// checkGrid: the one explorer display ends with the static grid (under note), and nothing
+	// else was displayed.
+	checkGrid := func(t *testing.T, f *fakeExplorer, html []string, note string) {
 		t.Helper()
-		if len(html) != 1 || !strings.HasPrefix(html[0], gridPrefix) {
-			t.Errorf("displayed %d outputs %.60q, want the static grid", len(html), html)
+		want := "<div>" + gridPrefix[len("<div>"):]
+		if note != "" {
+			want = `<div><div style="font-family:sans-serif;font-size:13px;color:#555555;margin:2px 0 6px">` + note + `</div>` + gridPrefix[len("<div>"):]
 		}
-		// The interactive part is emptied, so no dead widget stays in the saved notebook.
 		n := len(f.updates)
-		if n < 2 || f.updates[n-2] != "picture: " || f.updates[n-1] != "controls: " {
-			t.Errorf("display updates %q: want the picture and controls emptied last", f.updates)
+		if len(html) != 0 || n == 0 || !strings.HasPrefix(f.updates[n-1], want) {
+			last := ""
+			if n > 0 {
+				last = f.updates[n-1]
+			}
+			t.Errorf("displayed %d outputs, explorer display ends with %.300q: want only the display, ending with the grid under %q", len(html), last, note)
 		}
 	}
 
@@ -253,36 +265,52 @@ func TestExploreHeads(t *testing.T) {
 			t.Errorf("made widgets outside a live notebook: %q", f.updates)
 		}
 	})
-	t.Run("headless kernel: front end never answers", func(t *testing.T) {
-		f := &fakeExplorer{live: true}
+	t.Run("front end never answers: grid, saying why", func(t *testing.T) {
+		f := &fakeExplorer{live: true, answer: noAnswer}
 		html, took := run(t, f, 3*time.Second, nil)
-		checkGrid(t, f, html)
-		if took >= 3*time.Second {
+		checkGrid(t, f, html, "no interactive front end answered within 0.2 s: showing all heads")
+		if took >= 3*time.Second || len(f.updates) != 1 {
+			t.Errorf("took %v and showed %d contents: want the grid after FrontEndWait, no controls", took, len(f.updates))
+		}
+	})
+	t.Run("Run All: grid with a hint, no wait", func(t *testing.T) {
+		f := &fakeExplorer{live: true, answer: queued}
+		html, took := run(t, f, time.Hour, nil)
+		checkGrid(t, f, html, queuedNote)
+		if took >= time.Second || len(f.updates) != 1 {
+			t.Errorf("took %v and showed %d contents: want the grid at once, no controls", took, len(f.updates))
+		}
+	})
+	t.Run("alone, but the widgets never answer", func(t *testing.T) {
+		f := &fakeExplorer{live: true, answer: alone}
+		html, took := run(t, f, time.Hour, nil)
+		checkGrid(t, f, html, "no interactive front end answered within 0.2 s: showing all heads")
+		if took >= time.Second {
 			t.Errorf("took %v: it waited for the idle timeout instead of FrontEndWait", took)
 		}
 	})
 	t.Run("live: Done button", func(t *testing.T) {
 		moves, clicks := make(chan int, 1), make(chan int, 1)
-		f := &fakeExplorer{live: true, controls: &explorerControls{moves: moves, clicks: clicks, close: func() {}}}
+		f := &fakeExplorer{live: true, answer: alone, controls: &explorerControls{moves: moves, clicks: clicks, close: func() {}}}
 		html, _ := run(t, f, time.Hour, func() {
 			moves <- 1
 			time.Sleep(50 * time.Millisecond)
 			clicks <- 1
 		})
-		checkGrid(t, f, html)
-		if len(f.texts) != 1 || f.texts[0] != "head 1" {
-			t.Errorf("slider move set the label to %q, want [head 1]", f.texts)
+		checkGrid(t, f, html, "")
+		if len(f.shown) != 1 || f.shown[0] != "head 1" {
+			t.Errorf("slider move showed %q, want [head 1]", f.shown)
 		}
 	})
 	t.Run("live: idle", func(t *testing.T) {
-		f := &fakeExplorer{live: true, controls: &explorerControls{moves: make(chan int), clicks: make(chan int), close: func() {}}}
+		f := &fakeExplorer{live: true, answer: alone, controls: &explorerControls{moves: make(chan int), clicks: make(chan int), close: func() {}}}
 		html, _ := run(t, f, 100*time.Millisecond, func() {})
-		checkGrid(t, f, html)
+		checkGrid(t, f, html, "")
 	})
 	t.Run("live: interrupt", func(t *testing.T) {
-		f := &fakeExplorer{live: true, controls: &explorerControls{moves: make(chan int), clicks: make(chan int), close: func() {}}}
+		f := &fakeExplorer{live: true, answer: alone, controls: &explorerControls{moves: make(chan int), clicks: make(chan int), close: func() {}}}
 		html, _ := run(t, f, time.Hour, func() { f.sigs <- os.Interrupt })
-		checkGrid(t, f, html)
+		checkGrid(t, f, html, "")
 		if !f.reraised {
 			t.Error("the interrupt was swallowed: the cell must still stop as interrupted")
 		}

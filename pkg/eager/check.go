@@ -3,6 +3,7 @@ package eager
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -214,4 +215,54 @@ func byteSize(b float64) string {
 		return fmt.Sprintf("%.0f B", b)
 	}
 	return fmt.Sprintf("%.1f %s", b, units[i])
+}
+
+// FirstDifference finds where got and want disagree, for a check that should say more than "not
+// equal": the index (row-major, e.g. [1 0]) of the first element that AllClose(got, want, rtol,
+// atol) would reject, with both values in float64. Unlike AllClose, the shapes must be equal: it
+// panics naming both shapes when they differ (compare shapes first). found is false when every
+// element is close. The comparison is in float64 (AllClose's runs in the promoted dtype, so a
+// difference within float32 rounding of the tolerance may be judged differently).
+func FirstDifference(got, want *tensors.Tensor, rtol, atol float64) (index []int, g, w float64, found bool) {
+	checkTensor("FirstDifference", "got", got)
+	checkTensor("FirstDifference", "want", want)
+	if !slices.Equal(got.Shape().Dimensions, want.Shape().Dimensions) {
+		failf("FirstDifference", "got %s and want %s have different shapes", desc(got, false), desc(want, false))
+	}
+	gv, wv := float64s(got), float64s(want)
+	for k := range gv {
+		x, y := gv[k], wv[k]
+		diff := math.Abs(x - y)
+		if x == y || (!math.IsNaN(diff) && !math.IsInf(diff, 0) && diff <= atol+rtol*math.Abs(y)) {
+			continue
+		}
+		dims := got.Shape().Dimensions
+		index = make([]int, len(dims))
+		for i, rem := len(dims)-1, k; i >= 0; i-- {
+			index[i] = rem % dims[i]
+			rem /= dims[i]
+		}
+		return index, x, y, true
+	}
+	return nil, 0, 0, false
+}
+
+// float64s copies t's elements (row-major) as float64: bools as 0 and 1.
+func float64s(t *tensors.Tensor) []float64 {
+	out := make([]float64, 0, t.Size())
+	t.MustConstFlatData(func(flat any) {
+		v := reflect.ValueOf(flat)
+		for i := range v.Len() {
+			e := v.Index(i)
+			switch e.Kind() {
+			case reflect.Bool:
+				out = append(out, map[bool]float64{false: 0, true: 1}[e.Bool()])
+			case reflect.Float32, reflect.Float64:
+				out = append(out, e.Float())
+			default:
+				out = append(out, float64(e.Int()))
+			}
+		}
+	})
+	return out
 }
