@@ -47,8 +47,8 @@ const (
 	noAnswer   = "no interactive front end answered"
 )
 
-// frontEnd is what differs between the classic Notebook and JupyterLab for the test.
-type frontEnd struct {
+// explorerFrontEnd is what differs between the classic Notebook and JupyterLab for the test.
+type explorerFrontEnd struct {
 	name string
 	// url of the notebook file name under the server's base URL.
 	url func(base, file, token string) string
@@ -73,7 +73,7 @@ type frontEnd struct {
 	copies string
 }
 
-var classicNotebook = frontEnd{
+var classicNotebook = explorerFrontEnd{
 	name:  "classic",
 	url:   func(base, file, token string) string { return base + "/notebooks/" + file + "?token=" + token },
 	ready: `!!(window.Jupyter && Jupyter.notebook && Jupyter.notebook.kernel && Jupyter.notebook.kernel.is_connected())`,
@@ -91,7 +91,7 @@ var classicNotebook = frontEnd{
 	save:      chromedp.Evaluate(`Jupyter.notebook.save_notebook(), true`, nil),
 }
 
-var jupyterLab = frontEnd{
+var jupyterLab = explorerFrontEnd{
 	name:  "lab",
 	url:   func(base, file, token string) string { return base + "/lab/tree/" + file + "?token=" + token },
 	ready: `!!document.querySelector('.jp-NotebookPanel .jp-Notebook .jp-CodeCell .jp-InputPrompt')`,
@@ -228,8 +228,8 @@ func TestExplorerInClassicNotebook(t *testing.T) {
 }
 
 // playExplorer runs the tries and the live session in one front end.
-func playExplorer(t *testing.T, fe frontEnd, chromium, base, token string) {
-	browser := newBrowser(t, chromium)
+func playExplorer(t *testing.T, fe explorerFrontEnd, chromium, base, token string) {
+	browser := newExplorerBrowser(t, chromium)
 	// Each try gets a new tab; closing the old one skips its "Leave site?" question.
 	var ctx context.Context
 	closeTab := func() {}
@@ -459,7 +459,7 @@ const (
 )
 
 // executionCount is the number in code cell i's prompt ("[3]:" → 3), 0 when it has none.
-func executionCount(t *testing.T, ctx context.Context, fe frontEnd, i int) int {
+func executionCount(t *testing.T, ctx context.Context, fe explorerFrontEnd, i int) int {
 	var s string
 	js := fmt.Sprintf(`(() => { const p = %s[%d].querySelector(%q); return p ? p.innerText : ''; })()`, fe.cells, i, fe.prompt)
 	if err := chromedp.Run(ctx, chromedp.Evaluate(js, &s)); err != nil {
@@ -679,24 +679,8 @@ func kernelIdle(base, token string) bool {
 	return kernels[0].State == "idle"
 }
 
-// findChromium is pkg/display's rule: $ATTNBOOK_CHROMIUM, Debian's /usr/bin/chromium, or one on PATH.
-func findChromium() string {
-	if p, ok := os.LookupEnv("ATTNBOOK_CHROMIUM"); ok {
-		if _, err := os.Stat(p); err != nil {
-			return ""
-		}
-		return p
-	}
-	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
-// newBrowser starts headless Chromium (1400×1000, scale 1) for the test's lifetime.
-func newBrowser(t *testing.T, chromium string) context.Context {
+// newExplorerBrowser starts headless Chromium (1400×1000, scale 1) for the test's lifetime.
+func newExplorerBrowser(t *testing.T, chromium string) context.Context {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	t.Cleanup(cancel)

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/attnbook/attnbook/internal/nbrun"
-	"github.com/attnbook/attnbook/pkg/gpt"
 )
 
 // Issue 29: a student saves, syncs and hands in executed notebooks, and Jupyter's front ends slow
@@ -57,19 +56,4 @@ func CheckSavedSizes(t *testing.T, r *nbrun.Result) {
 		}
 	}
 	t.Logf("%s executed: %d bytes in all; heaviest output %d bytes (cell %q)", r.Notebook, len(data), heaviest, where)
-}
-
-// TestNotebook10SavedSize executes notebook 10 in its short setting (as TestTrainAGPT does; the
-// heads cells draw 2 blocks there, 4 in the default run) and checks what it weighs saved.
-func TestNotebook10SavedSize(t *testing.T) {
-	if _, _, err := gpt.LoadCorpus(nbrun.Root(t)); err != nil {
-		nbrun.Missing(t, err.Error())
-	}
-	t.Setenv("ATTNBOOK_SHORT", "1")
-	t.Setenv("ATTNBOOK_GPT_CHECKPOINTS", t.TempDir())
-	r := nbrun.Execute(t, "notebooks/10_train_a_gpt.ipynb")
-	if heads := r.Find(t, "showLayers(m, tok); err != nil"); len(heads.HTML) < 2 {
-		t.Fatalf("the heads cell drew %d pictures, want one per block", len(heads.HTML))
-	}
-	CheckSavedSizes(t, r)
 }
