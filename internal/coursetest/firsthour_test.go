@@ -253,7 +253,7 @@ func playFirstHour(t *testing.T, fe frontEnd, shots *screenshots, clone string) 
 		}
 		// Generate from the trained weights.
 		fe.run(t, fe.find(t, "func trained("), 5*time.Minute)
-		gen := fe.find(t, "Temperature: 0.8")
+		gen := fe.find(t, "m.Generate(prompt, 500")
 		fe.run(t, gen, 5*time.Minute)
 		if got := fe.outputText(t, gen); len(strings.TrimSpace(got)) < 200 {
 			t.Errorf("the generation cell printed %q, want 500 characters of text", got)
