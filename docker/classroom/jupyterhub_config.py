@@ -253,5 +253,21 @@ c.JupyterHub.load_roles = [{
     "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
     "services": ["idle-culler"],
 }]
+# --- the teacher opens any student's server --------------------------------------------------
+# The admin page (/hub/admin) lists every student; with access the teacher can start a student's
+# server and open it (their notebooks, as the student sees them, and able to edit and run them),
+# or go straight to /user/NAME/lab. CLASSROOM_TEACHER_ACCESS=none takes that away (the teacher
+# still starts and stops servers). Students never get this scope.
+TEACHER_ACCESS = os.environ.get("CLASSROOM_TEACHER_ACCESS", "full")
+if TEACHER_ACCESS not in ("full", "none"):
+    raise ValueError("CLASSROOM_TEACHER_ACCESS=%r: want full or none" % TEACHER_ACCESS)
+if TEACHER_ACCESS == "full":
+    c.JupyterHub.load_roles.append({
+        "name": "teacher-access",
+        "description": "The teacher opens students' servers (classroom)",
+        "scopes": ["access:servers", "admin:servers", "admin-ui", "list:users", "read:users"],
+        "users": [TEACHER],
+    })
+
 # Proxy routes' activity reaches the hub this often (default 300 s).
 c.JupyterHub.last_activity_interval = min(300, max(CULL_EVERY, 10))
