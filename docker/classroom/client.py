@@ -650,6 +650,76 @@ async def phase_notebook(a):
     return summary
 
 
+def container_cpu():
+    """CPU-seconds the container used so far, less this process's own (profile runs inside the
+    hub container, through docker exec)."""
+    for path in ("/sys/fs/cgroup/cpu.stat",):
+        try:
+            with open(path) as f:
+                for line in f:
+                    if line.startswith("usage_usec "):
+                        total = int(line.split()[1]) / 1e6
+                        break
+                else:
+                    continue
+            break
+        except OSError:
+            continue
+    else:
+        total = None
+        for path in ("/sys/fs/cgroup/cpuacct/cpuacct.usage", "/sys/fs/cgroup/cpu,cpuacct/cpuacct.usage"):
+            try:
+                with open(path) as f:
+                    total = int(f.read()) / 1e9
+                break
+            except OSError:
+                continue
+    own = sum(os.times()[:2])
+    return total - own
+
+
+async def phase_profile(a):
+    """One student at a time, each step on its own: the container's CPU-seconds for login, server
+    start, kernel start, each cell of 00, and the first completion (gopls starting). Run inside the
+    hub container with no other student active: `docker exec HUB python3 client.py profile ...`."""
+    names = a.students.split(",")
+    out = []
+    for name in names:
+        st = Student(a.url, name, "pw-%s-%s" % (name, secrets.token_hex(6)))
+        steps = {}
+
+        async def step(what, coro):
+            await asyncio.sleep(1.5)  # let the previous step's stragglers finish
+            c0, t0 = container_cpu(), time.monotonic()
+            r = await coro
+            await asyncio.sleep(1.0)
+            steps[what] = {"cpu_s": round(container_cpu() - c0 - 1.0 * 0, 2), "wall_s": round(time.monotonic() - t0, 2)}
+            return r
+
+        await step("login", st.login())
+        await step("server", st.start_server())
+        nb = await st.open_notebook()
+        cells = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+                 for c in nb["cells"] if c["cell_type"] == "code"]
+        await step("kernel", st.start_kernel())
+        for i, code in enumerate(cells):
+            await step("cell%d" % (i + 1), st.kernel.run(code))
+
+        async def complete():
+            t = time.monotonic()
+            while time.monotonic() - t < 180:
+                m = await st.kernel.complete('import "fmt"\n\n%%\nfmt.Prin')
+                if "Println" in m:
+                    return m
+                await asyncio.sleep(2)
+            raise Fail("no completion within 180s")
+        await step("first_completion", complete())
+        await step("second_completion", st.kernel.complete('import "fmt"\n\n%%\nfmt.Sprin'))
+        log("%s: %s" % (name, json.dumps(steps)))
+        out.append({"student": name, "steps": steps})
+    return {"profile": out}
+
+
 async def phase_restart(a):
     with open(os.path.join(a.state, "class-state.json")) as f:
         state = json.load(f)
@@ -707,7 +777,7 @@ async def phase_restart(a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("phase", choices=["class", "course", "notebook", "restart"])
+    ap.add_argument("phase", choices=["class", "course", "notebook", "restart", "profile"])
     ap.add_argument("--url", required=True)
     ap.add_argument("--state", required=True, help="a directory to keep tokens and passwords between phases")
     ap.add_argument("--students", default="")
@@ -724,7 +794,8 @@ def main():
     a.url = a.url.rstrip("/")
     global CA, STATE_DIR
     CA, STATE_DIR = a.ca, a.state
-    phases = {"class": phase_class, "course": phase_course, "notebook": phase_notebook, "restart": phase_restart}
+    phases = {"class": phase_class, "course": phase_course, "notebook": phase_notebook, "restart": phase_restart,
+              "profile": phase_profile}
     try:
         summary = asyncio.run(phases[a.phase](a))
     except Fail as e:
