@@ -96,7 +96,7 @@ class Student:
                                 "note": "classroom test", "expires_in": 86400})
         self.token = r["token"]
 
-    async def start_server(self, timeout=300):
+    async def start_server(self, timeout=600):
         code, _ = await call("%s/users/%s/server" % (self.hub, quote(self.name)), "POST", token=self.token,
                              ok=(201, 202, 400))  # 400: already running
         deadline = time.monotonic() + timeout
@@ -133,6 +133,7 @@ class Kernel:
         self.outputs = {}
         self.waiters = {}
         self.idle = set()
+        self.reply_only = set()  # requests done at their shell reply (completion: no outputs)
 
     def url(self):
         base = self.server.replace("http://", "ws://").replace("https://", "wss://")
@@ -167,11 +168,13 @@ class Kernel:
             elif msg.get("channel") == "shell":
                 self.replies[parent] = msg["content"]
             f = self.waiters.get(parent)
-            if f and not f.done() and parent in self.replies and parent in self.idle:
+            if f and not f.done() and parent in self.replies and (parent in self.idle or parent in self.reply_only):
                 f.set_result(None)
 
-    async def request(self, msg_type, content, timeout=300):
+    async def request(self, msg_type, content, timeout=300, reply_only=False):
         mid = uuid.uuid4().hex
+        if reply_only:
+            self.reply_only.add(mid)
         msg = {"header": {"msg_id": mid, "username": "", "session": self.session, "msg_type": msg_type,
                           "version": "5.3", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
                "parent_header": {}, "metadata": {}, "content": content, "channel": "shell", "buffers": []}
@@ -187,7 +190,7 @@ class Kernel:
                 raise Fail("no %s reply within %ds" % (msg_type, timeout))
         return self.replies[mid], self.outputs.get(mid, [])
 
-    async def wait_ready(self, timeout=120):
+    async def wait_ready(self, timeout=300):
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -198,7 +201,8 @@ class Kernel:
                     raise
 
     async def complete(self, code):
-        reply, _ = await self.request("complete_request", {"code": code, "cursor_pos": len(code)}, timeout=60)
+        reply, _ = await self.request("complete_request", {"code": code, "cursor_pos": len(code)}, timeout=60,
+                                      reply_only=True)
         return reply.get("matches") or []
 
     async def run(self, code, timeout=600):

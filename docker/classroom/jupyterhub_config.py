@@ -214,8 +214,8 @@ c.JupyterHub.spawner_class = ClassroomSpawner
 c.Spawner.cmd = ["jupyterhub-singleuser"]
 c.Spawner.default_url = "/lab"
 c.Spawner.pre_spawn_hook = _pre_spawn
-c.Spawner.start_timeout = int(os.environ.get("CLASSROOM_START_TIMEOUT", "120"))
-c.Spawner.http_timeout = int(os.environ.get("CLASSROOM_HTTP_TIMEOUT", "120"))
+c.Spawner.start_timeout = int(os.environ.get("CLASSROOM_START_TIMEOUT", "300"))
+c.Spawner.http_timeout = int(os.environ.get("CLASSROOM_HTTP_TIMEOUT", "300"))
 c.Spawner.args = [
     # Nothing at run time reaches the network: no news, no update checks.
     "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
