@@ -28,7 +28,7 @@ const (
 // (CLASSROOM_TEST_NOTEBOOK10).
 const (
 	defaultStudents   = 30
-	defaultNotebook10 = 30
+	defaultNotebook10 = 10
 )
 
 // Targets (docker/classroom/README.md): reported, not asserted (the machine may be shared).
