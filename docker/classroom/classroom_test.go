@@ -20,7 +20,7 @@ import (
 // two) and runs a class of 30; without it, it first builds the attnbook image (docker/build.sh).
 const (
 	classBudget     = 25 * time.Minute
-	fullBuildBudget = 40 * time.Minute
+	fullBuildBudget = 60 * time.Minute
 )
 
 // defaultStudents is the class the test runs (CLASSROOM_TEST_STUDENTS changes it), and
