@@ -56,9 +56,11 @@ IGNORED = {"GOCACHE", "GOPATH", "GOMODCACHE", "GOTRACEBACK", "GOPROXY", "GOSUMDB
 
 
 def build_env(environ):
-    """The GO*/CGO_* settings of environ that change a build (GOMLX_* are run-time only)."""
+    """The GO*/CGO_* settings of environ that change a build (GOMLX_* and GONB_*, which GoNB sets
+    for the cell's program, are run-time only)."""
     return {k: v for k, v in environ.items()
-            if (k.startswith("GO") or k.startswith("CGO_")) and k not in IGNORED and not k.startswith("GOMLX_")}
+            if (k.startswith("GO") or k.startswith("CGO_")) and k not in IGNORED
+            and not k.startswith("GOMLX_") and not k.startswith("GONB_")}
 
 
 def normalize_gomod(text):
