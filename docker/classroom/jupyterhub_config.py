@@ -123,7 +123,7 @@ class ClassroomAuthenticator(Authenticator):
         password = data.get("password", "")
         if not name or not password:
             return None
-        if name in self.admin_users:
+        if name == TEACHER:
             ok = hmac.compare_digest(password.encode(), _read_secret("teacher-password").encode())
             return name if ok else None
         if name not in self.allowed_users:
@@ -254,18 +254,21 @@ c.JupyterHub.load_roles = [{
     "services": ["idle-culler"],
 }]
 # --- the teacher opens any student's server --------------------------------------------------
-# The admin page (/hub/admin) lists every student; with access the teacher can start a student's
-# server and open it (their notebooks, as the student sees them, and able to edit and run them),
-# or go straight to /user/NAME/lab. CLASSROOM_TEACHER_ACCESS=none takes that away (the teacher
-# still starts and stops servers). Students never get this scope.
+# The admin page (/hub/admin) lists every student; the teacher (JupyterHub's admin role, which
+# holds access:servers) can start a student's server and open it ("access server": their
+# notebooks, as the student sees them, able to edit and run them), or go straight to
+# /user/NAME/lab. CLASSROOM_TEACHER_ACCESS=none makes the teacher a restricted administrator
+# instead: the admin page, starting and stopping servers, no access to their contents. Students
+# never get any of this.
 TEACHER_ACCESS = os.environ.get("CLASSROOM_TEACHER_ACCESS", "full")
 if TEACHER_ACCESS not in ("full", "none"):
     raise ValueError("CLASSROOM_TEACHER_ACCESS=%r: want full or none" % TEACHER_ACCESS)
-if TEACHER_ACCESS == "full":
+if TEACHER_ACCESS == "none":
+    c.Authenticator.admin_users = set()
     c.JupyterHub.load_roles.append({
-        "name": "teacher-access",
-        "description": "The teacher opens students' servers (classroom)",
-        "scopes": ["access:servers", "admin:servers", "admin-ui", "list:users", "read:users"],
+        "name": "teacher",
+        "description": "The teacher without access to students' servers (classroom)",
+        "scopes": ["admin-ui", "admin:servers", "list:users", "read:users", "read:hub"],
         "users": [TEACHER],
     })
 
