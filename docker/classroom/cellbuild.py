@@ -27,6 +27,7 @@ builds in the student's kernel as before. Compiling runs no code of the cell (no
 The cache keeps the most recently used binaries up to $CELLBUILD_CACHE_MB (default 3072).
 """
 import asyncio
+import grp
 import hashlib
 import json
 import os
@@ -287,7 +288,9 @@ async def serve():
     except FileNotFoundError:
         pass
     server = await asyncio.start_unix_server(b.handle, path=SOCKET, limit=MAX_BYTES * 2)
-    os.chmod(SOCKET, 0o660)  # the students' group (the socket's directory) may connect
+    # The students' group may connect (and the directory lets nobody else reach the socket).
+    os.chown(SOCKET, -1, grp.getgrnam(os.environ.get("CELLBUILD_GROUP", "students")).gr_gid)
+    os.chmod(SOCKET, 0o660)
     async with server:
         await server.serve_forever()
 
