@@ -533,8 +533,12 @@ async def phase_class(a):
         _, ks = await call("%s/api/sessions" % v.server, token=teacher.token)
         if not ks:
             raise Fail("teacher access: no sessions listed on %s's server" % v.name)
-    code, page = await call(a.url + "/hub/admin", token=teacher.token, ok=(200,))
-    log("teacher: opened 2 students' notebooks, files and sessions; admin page HTTP %d" % code)
+    # What the admin page shows, through its API: the student's running server and its URL.
+    _, u = await call("%s/users/%s" % (teacher.hub, students[0].name), token=teacher.token)
+    if not (u.get("servers") or {}).get("", {}).get("url"):
+        raise Fail("teacher access: the hub shows the teacher no server URL for %s: %s" % (students[0].name, u))
+    log("teacher: opened 2 students' notebooks, files and sessions; sees %s's server at %s"
+        % (students[0].name, u["servers"][""]["url"]))
     summary["teacher_access_checks"] = 7
 
     # Solutions are held: no student has them.
