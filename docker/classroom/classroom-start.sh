@@ -25,6 +25,21 @@ die() { echo "classroom: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "the hub container must start as root (it makes the students' accounts)"
 [ -f "$CLASS_LIST" ] || die "no class list at $CLASS_LIST (classroom.sh up --class FILE mounts one)"
 
+# Students see only their own processes: /proc with hidepid=invisible (root, the hub, sees all).
+# Remounting /proc needs CAP_SYS_ADMIN, which this container does not get: classroom.sh up does
+# it from a short-lived helper container that shares this one's PID namespace, and the hub
+# starts only once it is done (after a reboot, `classroom.sh up` again).
+if [ "${CLASSROOM_HIDEPID:-1}" = 1 ]; then
+  for i in $(seq 1 100000); do
+    grep -q ' /proc proc .*hidepid=\(invisible\|2\)' /proc/mounts && break
+    [ $((i % 60)) = 1 ] && say "waiting for /proc to be remounted with hidepid (classroom.sh up does it)"
+    sleep 0.5
+  done
+  say "/proc: hidepid on (a student sees only their own processes)"
+else
+  say "WARNING: CLASSROOM_HIDEPID=0: students can list each other's processes"
+fi
+
 umask 022
 mkdir -p "$STATE/secrets" "$HOMES"
 chmod 0700 "$STATE" "$STATE/secrets"
@@ -72,10 +87,9 @@ account() { # name
   if [ -d "$home" ]; then uid=$(stat -c %u "$home"); kept=$((kept + 1))
   else uid=$next; next=$((next + 1)); fi
   getent group "$uid" >/dev/null || groupadd -g "$uid" "$n"
-  useradd -u "$uid" -g "$uid" -d "$home" -M -s /bin/bash "$n"
+  useradd -u "$uid" -g "$uid" -G students -d "$home" -M -s /bin/bash "$n"
   if [ ! -d "$home" ]; then
     mkdir -p "$home/notebooks" "$home/work"
-    cp "$NOTEBOOKS"/*.ipynb "$home/notebooks/" 2>/dev/null || true
     chown -R "$uid:$uid" "$home"
     made=$((made + 1))
   fi
@@ -95,6 +109,51 @@ say "${#names[@]} students + teacher $TEACHER: $made new homes, $kept kept, in $
 say "login: ${CLASSROOM_AUTH:-firstuse}; idle servers stop after ${CLASSROOM_IDLE_TIMEOUT:-3600}s"
 
 say "$(python3 "$LIB/user_go_cache.py" --seed)"
+
+# The class's cell builder (cellbuild.py): its own user, its own warm Go build cache; students
+# (group students) reach it through a socket in a directory only they and it can enter.
+say "$(python3 "$LIB/user_go_cache.py" cellbuild)"
+mkdir -p /run/attnbook-cellbuild
+chown cellbuild:students /run/attnbook-cellbuild; chmod 2750 /run/attnbook-cellbuild
+(
+  while true; do
+    setpriv --reuid cellbuild --regid cellbuild --init-groups -- env HOME=/var/lib/cellbuild \
+      GOCACHE=/var/cache/attnbook/go-build/cellbuild python3 "$LIB/cellbuild.py" serve || true
+    echo "classroom: cellbuild exited; restarting it" >&2; sleep 1
+  done
+) &
+
+# The course's notebooks: the image's on first start, then what `classroom.sh update` staged;
+# delivered to every home (new students get them all; see course.py for the rule).
+python3 "$LIB/course.py" seed "$NOTEBOOKS" | sed 's/^/classroom: /'
+python3 "$LIB/course.py" deliver | sed 's/^/classroom: /'
+
+# HTTPS for a class on the network (classroom.sh up --public HOST): nginx (Debian's) on 8443 in
+# front of the hub's proxy, with the teacher's certificate (mounted at $TLS_IN) or a self-signed
+# one made once for HOST and kept in the hub volume.
+if [ -n "${CLASSROOM_PUBLIC_HOST:-}" ]; then
+  host=$CLASSROOM_PUBLIC_HOST TLS_IN=/etc/attnbook-classroom/tls
+  if [ -f "$TLS_IN/cert.pem" ] && [ -f "$TLS_IN/key.pem" ]; then
+    cert=$TLS_IN/cert.pem key=$TLS_IN/key.pem; kind="the teacher's certificate"
+  else
+    mkdir -p "$STATE/tls"; chmod 0700 "$STATE/tls"
+    cert=$STATE/tls/self-signed.pem key=$STATE/tls/self-signed.key; kind="a self-signed certificate"
+    if [ ! -s "$cert" ] || [ "$(cat "$STATE/tls/host" 2>/dev/null)" != "$host" ]; then
+      if [[ $host =~ ^[0-9.]+$ ]] || [[ $host == *:* ]]; then san="IP:$host"; else san="DNS:$host"; fi
+      openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 825 \
+        -subj "/CN=$host/O=attnbook classroom (self-signed)" -addext "subjectAltName=$san" \
+        -addext "basicConstraints=critical,CA:TRUE,pathlen:0" -keyout "$key" -out "$cert" 2>/dev/null \
+        || die "openssl could not make a certificate for $host"
+      echo "$host" >"$STATE/tls/host"
+    fi
+    chmod 0600 "$key"
+  fi
+  sed -e "s|@CERT@|$cert|" -e "s|@KEY@|$key|" -e "s|@HTTPS_PORT@|${CLASSROOM_HTTPS_PORT:-443}|" \
+    "$LIB/nginx.conf.in" >/etc/nginx/attnbook-classroom.conf
+  nginx -t -c /etc/nginx/attnbook-classroom.conf 2>&1 | grep -v 'syntax is ok' | sed 's/^/classroom: /' || true
+  nginx -c /etc/nginx/attnbook-classroom.conf || die "nginx did not start"
+  say "HTTPS for $host with $kind, SHA-256 fingerprint $(openssl x509 -in "$cert" -noout -fingerprint -sha256 | cut -d= -f2)"
+fi
 
 cd "$STATE"
 exec jupyterhub -f "$LIB/jupyterhub_config.py" "$@"

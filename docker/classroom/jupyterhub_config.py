@@ -123,7 +123,7 @@ class ClassroomAuthenticator(Authenticator):
         password = data.get("password", "")
         if not name or not password:
             return None
-        if name in self.admin_users:
+        if name == TEACHER:
             ok = hmac.compare_digest(password.encode(), _read_secret("teacher-password").encode())
             return name if ok else None
         if name not in self.allowed_users:
@@ -214,8 +214,8 @@ c.JupyterHub.spawner_class = ClassroomSpawner
 c.Spawner.cmd = ["jupyterhub-singleuser"]
 c.Spawner.default_url = "/lab"
 c.Spawner.pre_spawn_hook = _pre_spawn
-c.Spawner.start_timeout = int(os.environ.get("CLASSROOM_START_TIMEOUT", "120"))
-c.Spawner.http_timeout = int(os.environ.get("CLASSROOM_HTTP_TIMEOUT", "120"))
+c.Spawner.start_timeout = int(os.environ.get("CLASSROOM_START_TIMEOUT", "300"))
+c.Spawner.http_timeout = int(os.environ.get("CLASSROOM_HTTP_TIMEOUT", "300"))
 c.Spawner.args = [
     # Nothing at run time reaches the network: no news, no update checks.
     "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
@@ -253,5 +253,24 @@ c.JupyterHub.load_roles = [{
     "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
     "services": ["idle-culler"],
 }]
+# --- the teacher opens any student's server --------------------------------------------------
+# The admin page (/hub/admin) lists every student; the teacher (JupyterHub's admin role, which
+# holds access:servers) can start a student's server and open it ("access server": their
+# notebooks, as the student sees them, able to edit and run them), or go straight to
+# /user/NAME/lab. CLASSROOM_TEACHER_ACCESS=none makes the teacher a restricted administrator
+# instead: the admin page, starting and stopping servers, no access to their contents. Students
+# never get any of this.
+TEACHER_ACCESS = os.environ.get("CLASSROOM_TEACHER_ACCESS", "full")
+if TEACHER_ACCESS not in ("full", "none"):
+    raise ValueError("CLASSROOM_TEACHER_ACCESS=%r: want full or none" % TEACHER_ACCESS)
+if TEACHER_ACCESS == "none":
+    c.Authenticator.admin_users = set()
+    c.JupyterHub.load_roles.append({
+        "name": "teacher",
+        "description": "The teacher without access to students' servers (classroom)",
+        "scopes": ["admin-ui", "admin:servers", "list:users", "read:users", "read:hub"],
+        "users": [TEACHER],
+    })
+
 # Proxy routes' activity reaches the hub this often (default 300 s).
 c.JupyterHub.last_activity_interval = min(300, max(CULL_EVERY, 10))
