@@ -148,7 +148,7 @@ func TestUpLab(t *testing.T) {
 			t.Logf("kernel up -lab output:\n%s", out.String())
 		}
 	}()
-	urlRE := regexp.MustCompile(`(http://127\.0\.0\.1:\d+)/lab/tree/attnbook/notebooks\?token=([0-9a-f]+)`)
+	urlRE := regexp.MustCompile(`(http://127\.0\.0\.1:\d+)/lab/tree/attnbook/work\?token=([0-9a-f]+)`)
 	nameRE := regexp.MustCompile(`\(container (attnbook-lab-[0-9a-f]+-\d+)\)`)
 	deadline := time.Now().Add(45 * time.Minute) // builds the image when TestSmoke did not
 	var m []string
