@@ -217,15 +217,7 @@ func loadLayers(store *model.Store, w Weights, s Size) Build {
 // fused scaled dot-product attention (one op where the backend has it, a decomposed graph
 // elsewhere).
 func loadFused(store *model.Store, w Weights, s Size) Build {
-	storeChapter(store, w)
-	return func(scope *model.Scope, x *Node) *Node {
-		p := params(store, x.Graph())
-		queries := attention.SplitHeads(attention.Linear(x, p("W_query.weight"), nil), s.Heads) // [B, H, T, hd]
-		keys := attention.SplitHeads(attention.Linear(x, p("W_key.weight"), nil), s.Heads)      // [B, H, T, hd]
-		values := attention.SplitHeads(attention.Linear(x, p("W_value.weight"), nil), s.Heads)  // [B, H, T, hd]
-		context := attention.MergeHeads(attention.FusedCausal(queries, keys, values))           // [B, T, d]
-		return attention.Linear(context, p("out_proj.weight"), p("out_proj.bias"))              // [B, T, d]
-	}
+	return loadAroundCore(store, w, s, attention.FusedCausal)
 }
 
 // --- flash -------------------------------------------------------------------------------------
@@ -234,13 +226,19 @@ func loadFused(store *model.Store, w Weights, s Size) Build {
 // attention in tiles with the online softmax of FlashAttention (forward) and FlashAttention-2's
 // backward pass: no `[B, H, T, T]` tensor either way.
 func loadFlash(store *model.Store, w Weights, s Size) Build {
+	return loadAroundCore(store, w, s, attention.FlashCausal)
+}
+
+// loadAroundCore: the chapter's projections, head split and out_proj around core, a causal
+// attention of q, k, v `[B, H, T, hd]` → `[B, H, T, hd]`.
+func loadAroundCore(store *model.Store, w Weights, s Size, core func(q, k, v *Node) *Node) Build {
 	storeChapter(store, w)
 	return func(scope *model.Scope, x *Node) *Node {
 		p := params(store, x.Graph())
 		queries := attention.SplitHeads(attention.Linear(x, p("W_query.weight"), nil), s.Heads) // [B, H, T, hd]
 		keys := attention.SplitHeads(attention.Linear(x, p("W_key.weight"), nil), s.Heads)      // [B, H, T, hd]
 		values := attention.SplitHeads(attention.Linear(x, p("W_value.weight"), nil), s.Heads)  // [B, H, T, hd]
-		context := attention.MergeHeads(attention.FlashCausal(queries, keys, values))           // [B, T, d]
+		context := attention.MergeHeads(core(queries, keys, values))                            // [B, T, d]
 		return attention.Linear(context, p("out_proj.weight"), p("out_proj.bias"))              // [B, T, d]
 	}
 }
