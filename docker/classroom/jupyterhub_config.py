@@ -210,6 +210,13 @@ def _gopath(spawner):
     return os.path.join(pwd.getpwnam(spawner.user.name).pw_dir, "go")
 
 
+def _runtime_dir(spawner):
+    # Short on purpose: a kernel's Unix sockets (KernelManager.transport=ipc, below) are named
+    # DIR/kernel-<36-character id>-ipc-N, and a socket path holds at most 107 bytes; Jupyter's
+    # default (~/.local/share/jupyter/runtime) would leave room for 16-letter names only.
+    return os.path.join(pwd.getpwnam(spawner.user.name).pw_dir, ".jr")
+
+
 c.JupyterHub.spawner_class = ClassroomSpawner
 c.Spawner.cmd = ["jupyterhub-singleuser"]
 c.Spawner.default_url = "/lab"
@@ -227,6 +234,7 @@ _env = {k: v for k, v in os.environ.items() if _FORWARD.match(k)}
 _env.update({
     "GOCACHE": _gocache,
     "GOPATH": _gopath,
+    "JUPYTER_RUNTIME_DIR": _runtime_dir,
     # The image's corpus copy is read-only and shared by all students.
     "ATTNBOOK_DATA": "/opt/attnbook/data",
     # Report activity to the hub every minute, so the idle culler sees fresh times.
@@ -240,6 +248,12 @@ c.Spawner.args += [
     "--MappingKernelManager.cull_idle_timeout=%d" % IDLE_TIMEOUT,
     "--MappingKernelManager.cull_interval=%d" % max(CULL_EVERY, 10),
     "--MappingKernelManager.cull_connected=True",
+    # Kernels talk to their server over Unix sockets in the student's own runtime directory
+    # (~/.jr/kernel-ID-ipc-N), not TCP ports on the shared loopback: 30
+    # servers each picking random free ports with no coordination collided (two kernels of 30 died
+    # at start, "restarting kernel, new random ports"); sockets in a home cannot collide, and other
+    # students cannot connect to them.
+    "--KernelManager.transport=ipc",
 ]
 
 # --- idle culler (a hub-managed service with the least scopes it needs) ------------------------
