@@ -164,7 +164,7 @@ func TestExplorerInJupyterLab(t *testing.T) {
 	up.Dir = root
 	logPath := filepath.Join(t.TempDir(), "up.log")
 	exited := startServer(t, up, logPath)
-	urlRE := regexp.MustCompile(`(http://127\.0\.0\.1:\d+)/lab/tree/attnbook/notebooks\?token=([0-9a-f]+)`)
+	urlRE := regexp.MustCompile(`(http://127\.0\.0\.1:\d+)/lab/tree/attnbook/work\?token=([0-9a-f]+)`)
 	var m []string
 	for start := time.Now(); m == nil; time.Sleep(time.Second) {
 		out, _ := os.ReadFile(logPath)
