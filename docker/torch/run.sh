@@ -22,5 +22,7 @@ mounts=(-v "$root:/attnbook:ro")
 if [ -n "${ATTNBOOK_DATA:-}" ]; then mounts+=(-v "$(cd "$ATTNBOOK_DATA" && pwd):/data:ro"); fi
 tty=()
 [ -t 0 ] && [ -t 1 ] && tty=(-t)
+# OMP_WAIT_POLICY=PASSIVE: PyTorch 2.6's OpenMP workers otherwise spin after every parallel region
+# and take the cores OpenBLAS's threads need (nanoGPT's recipe 9× slower on 2 cores; docs/gpt.md).
 exec docker run --rm -i "${tty[@]}" --network none "${mounts[@]}" -w /attnbook \
-  -e LD_LIBRARY_PATH="$blas" "$tag" "$@"
+  -e LD_LIBRARY_PATH="$blas" -e OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}" "$tag" "$@"

@@ -166,6 +166,9 @@ func containerBuilds(o Options, rep *benchdata.Report, threads int, progress io.
 		argv := []string{"docker", "run", "--rm", "-i", "--network", "none",
 			"--name", fmt.Sprintf("attnbook-bench-torch-%d-%s", os.Getpid(), strings.TrimPrefix(s.Backend, "container-")),
 			"-e", "LD_LIBRARY_PATH=" + dir, "-e", "OPENBLAS_NUM_THREADS=" + strconv.Itoa(threads),
+			// PyTorch 2.6's OpenMP workers otherwise spin after every parallel region, taking the
+			// cores OpenBLAS's threads need: 9× slower on 2 cores (docs/gpt.md, Zen 4).
+			"-e", "OMP_WAIT_POLICY=PASSIVE",
 			im.Tag, "python3", "-u", "-c", torchScript}
 		builds = append(builds, torchBuild{series: s, argv: argv, dir: dir})
 	}
