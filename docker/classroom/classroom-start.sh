@@ -50,7 +50,9 @@ chmod 0711 "$HOMES"  # students may enter their own home but not list the others
 secret() { # file length [value]
   local f=$STATE/secrets/$1
   if [ -n "${3:-}" ]; then printf '%s\n' "$3" >"$f"
-  elif [ ! -s "$f" ]; then python3 -c "import secrets,sys; print(secrets.token_urlsafe(int(sys.argv[1]))[:int(sys.argv[1])])" "$2" >"$f"
+  # Letters and digits only: a password that starts with "-" (token_urlsafe's alphabet) reads as an
+  # option to command-line tools, and these are typed and passed around by people.
+  elif [ ! -s "$f" ]; then python3 -c "import secrets,string,sys; a = string.ascii_letters + string.digits; print(''.join(secrets.choice(a) for _ in range(int(sys.argv[1]))))" "$2" >"$f"
   fi
   chmod 0600 "$f"
 }

@@ -151,7 +151,7 @@ cpu0=$(measure cpu | python3 -c 'import json,sys; print(json.load(sys.stdin)["cp
 ( while [ ! -e "$tmp/state/first-cells-done" ]; do sleep 0.2; done
   measure >"$tmp/mem-first.json" 2>"$tmp/mem-first.err" || true ) &
 watcher=$!
-class=$(client class --students "$(echo "$students" | paste -sd, -)" --teacher teacher --teacher-password "$tpw")
+class=$(client class --students "$(echo "$students" | paste -sd, -)" --teacher teacher --teacher-password="$tpw")
 [ -e "$tmp/state/first-cells-done" ] || fail "client.py class finished without marking the moment every first cell was done"
 wait "$watcher" || true; watcher=""
 memfirst=$(cat "$tmp/mem-first.json" 2>/dev/null) || true
