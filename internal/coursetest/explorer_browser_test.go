@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
@@ -99,10 +102,12 @@ var jupyterLab = explorerFrontEnd{
 	name:  "lab",
 	url:   func(base, file, token string) string { return base + "/lab/tree/" + file + "?token=" + token },
 	ready: `!!document.querySelector('.jp-NotebookPanel .jp-Notebook .jp-CodeCell .jp-InputPrompt')`,
+	// The status bar's kernel item reads "Go (attnbook) | Idle".
+	idle: `Array.from(document.querySelectorAll('.jp-StatusBar-TextItem')).some(e => /\|\s*Idle\s*$/.test(e.textContent))`,
 	runAll: []chromedp.Action{
 		// Lumino writes a label's mnemonic letter in its own element: compare the whole text.
 		chromedp.Click(`//div[contains(@class,"lm-MenuBar-itemLabel") and normalize-space(.)="Run"]`, chromedp.BySearch),
-		chromedp.Click(`//div[contains(@class,"lm-Menu-itemLabel") and normalize-space(.)="Run All Cells"]`, chromedp.BySearch),
+		pointAndClick(`//div[contains(@class,"lm-Menu-itemLabel") and normalize-space(.)="Run All Cells"]`),
 	},
 	cells:     `Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell'))`,
 	exercises: "/lab/tree/attnbook/notebooks/08_exercises.ipynb",
@@ -121,13 +126,37 @@ var jupyterLab = explorerFrontEnd{
 	},
 }
 
+// pointAndClick moves the mouse onto the element at xpath, then clicks it, as a hand does.
+// Lumino's menus pick the item under the pointer when it moves and run it on the button's
+// release: a bare click (chromedp.Click sends only press and release) leaves the menu open with
+// nothing run.
+func pointAndClick(xpath string) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		var nodes []*cdp.Node
+		if err := chromedp.Nodes(xpath, &nodes, chromedp.BySearch).Do(ctx); err != nil {
+			return err
+		}
+		box, err := dom.GetBoxModel().WithNodeID(nodes[0].NodeID).Do(ctx)
+		if err != nil {
+			return err
+		}
+		q := box.Content // x1,y1 … x4,y4
+		x, y := (q[0]+q[4])/2, (q[1]+q[5])/2
+		if err := chromedp.MouseEvent(input.MouseMoved, x, y).Do(ctx); err != nil {
+			return err
+		}
+		return chromedp.MouseClickXY(x, y).Do(ctx)
+	})
+}
+
 // TestExplorerInJupyterLab plays issue 29's three points in JupyterLab 4 from the classroom image
 // (`kernel up -lab`, this checkout mounted; the image is built when missing, as TestUpLab does).
 //
-// NOT FINISHED: against JupyterLab 4.0.11 (image attnbook:h-class) the harness now opens the
-// notebook (tabs brought to the front: a background tab never draws its cells) and clicks Run ›
-// Run All Cells, but the cell after the explorer was not seen to print within the 5 minutes
-// (not diagnosed: the click may not start Run All, or the outputs are elsewhere in Lab's DOM).
+// NOT FINISHED: against JupyterLab 4 from attnbook:dev (2026-11-25, Zen 4) the first Run Alls
+// now work (Lumino menus need the pointer moved onto the item: pointAndClick) and 5 of 5 drew
+// the grid under the Run All hint; the live slider, Done, focus and no blank gap pass too. What
+// fails: Run All on the copy of notebook 04 ran no cell (its first cell still "[ ]" in the
+// screenshot lab-04-run-all.png), so its explorer's outputs were empty; not diagnosed.
 // Until then it runs only with ATTNBOOK_LAB_BROWSER=1, even under CI.
 func TestExplorerInJupyterLab(t *testing.T) {
 	if os.Getenv("ATTNBOOK_LAB_BROWSER") != "1" {
@@ -298,10 +327,12 @@ func playExplorer(t *testing.T, fe explorerFrontEnd, chromium, base, token strin
 	// sometimes never sees a fresh GoNB kernel's status messages although the page got the
 	// kernel's replies (/api/kernels said "starting" for 90 s, three times in one CI run).
 	kernelIdle := func() bool {
-		if fe.idle != "" {
-			return evalBool(fe.idle)
-		}
-		return kernelIdle(base, token)
+		return (fe.idle != "" && evalBool(fe.idle)) || kernelIdle(base, token)
+	}
+	// runAllDone: the kernel idle and no cell of the notebook showing the busy prompt [*] (Run All
+	// queues every cell at once; between two cells the kernel is idle for a moment).
+	runAllDone := func() bool {
+		return kernelIdle() && !evalBool(fmt.Sprintf(`%s.some(c => { const p = c.querySelector(%q); return !!p && p.textContent.includes('*'); })`, fe.cells, fe.prompt))
 	}
 
 	// open shows file in a new tab with a fresh kernel and waits until both are ready. A kernel
@@ -366,7 +397,7 @@ func playExplorer(t *testing.T, fe explorerFrontEnd, chromium, base, token strin
 		shot("no-run-all")
 		t.Fatalf("%s: Run All: %v", fe.name, err)
 	}
-	took := until("Run All of notebook 04 ends (the kernel idle for 5 s)", 15*time.Minute, idleFor(kernelIdle, 5*time.Second))
+	took := until("Run All of notebook 04 ends (the kernel idle for 5 s)", 15*time.Minute, idleFor(runAllDone, 5*time.Second))
 	if err := chromedp.Run(ctx, fe.save); err != nil {
 		t.Fatalf("%s: saving notebook 04: %v", fe.name, err)
 	}
