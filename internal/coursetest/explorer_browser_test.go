@@ -322,17 +322,17 @@ func playExplorer(t *testing.T, fe explorerFrontEnd, chromium, base, token strin
 		return b
 	}
 
-	// kernelIdle is what the student sees: the page's kernel indicator where the test reads one.
-	// The server's view is not enough there: under load, the classic Notebook's activity watcher
-	// sometimes never sees a fresh GoNB kernel's status messages although the page got the
-	// kernel's replies (/api/kernels said "starting" for 90 s, three times in one CI run).
-	kernelIdle := func() bool {
+	// idleNow: the page's kernel indicator says idle, or the server does. The server's view alone
+	// is not enough: under load, the Jupyter server's activity watcher sometimes never sees a
+	// fresh GoNB kernel's status messages although the page got the kernel's replies
+	// (/api/kernels said "starting" for 90 s, three times in one CI run).
+	idleNow := func() bool {
 		return (fe.idle != "" && evalBool(fe.idle)) || kernelIdle(base, token)
 	}
 	// runAllDone: the kernel idle and no cell of the notebook showing the busy prompt [*] (Run All
 	// queues every cell at once; between two cells the kernel is idle for a moment).
 	runAllDone := func() bool {
-		return kernelIdle() && !evalBool(fmt.Sprintf(`%s.some(c => { const p = c.querySelector(%q); return !!p && p.textContent.includes('*'); })`, fe.cells, fe.prompt))
+		return idleNow() && !evalBool(fmt.Sprintf(`%s.some(c => { const p = c.querySelector(%q); return !!p && p.textContent.includes('*'); })`, fe.cells, fe.prompt))
 	}
 
 	// open shows file in a new tab with a fresh kernel and waits until both are ready. A kernel
@@ -346,7 +346,7 @@ func playExplorer(t *testing.T, fe explorerFrontEnd, chromium, base, token strin
 			if err := chromedp.Run(ctx, chromedp.Navigate(fe.url(base, file, token))); err != nil {
 				t.Fatalf("%s: %v", fe.name, err)
 			}
-			ready := func() bool { return evalBool(fe.ready) && kernelIdle() }
+			ready := func() bool { return evalBool(fe.ready) && idleNow() }
 			start := time.Now()
 			for !ready() && time.Since(start) < 90*time.Second {
 				time.Sleep(300 * time.Millisecond)
