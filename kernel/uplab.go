@@ -38,13 +38,16 @@ func labContainer(root string, port int) string {
 }
 
 // labRunArgs are the `docker run` arguments of `up -lab`: JupyterLab on 127.0.0.1:port, the token
-// from the environment (not argv, where other users could read it), the checkout mounted over the
+// from the environment (not argv, where other users could read it) and ATTNBOOK_SHORT when set, the checkout mounted over the
 // image's copy. As root (uid 0) the container runs as root too, so Lab can save into the
 // checkout; otherwise as the image's user, jovyan (UID 1000).
 func labRunArgs(root, image, name string, port int, asRoot bool) []string {
 	args := []string{"run", "--rm", "--name", name,
 		"-p", fmt.Sprintf("127.0.0.1:%d:8888", port),
 		"-e", "JUPYTER_TOKEN",
+		// Notebook 10's short setting, as without -lab ("set ATTNBOOK_SHORT=1 before starting
+		// Jupyter"); docker passes it only when it is set here.
+		"-e", "ATTNBOOK_SHORT",
 		"-v", root + ":" + imageRoot,
 	}
 	if asRoot {

@@ -14,8 +14,8 @@ func TestLabRunArgs(t *testing.T) {
 		asRoot bool
 		want   string
 	}{
-		{false, "run --rm --name NAME -p 127.0.0.1:8890:8888 -e JUPYTER_TOKEN -v /src/attnbook:/home/jovyan/attnbook attnbook:dev start-notebook.sh"},
-		{true, "run --rm --name NAME -p 127.0.0.1:8890:8888 -e JUPYTER_TOKEN -v /src/attnbook:/home/jovyan/attnbook --user 0:0 attnbook:dev start-notebook.sh --allow-root"},
+		{false, "run --rm --name NAME -p 127.0.0.1:8890:8888 -e JUPYTER_TOKEN -e ATTNBOOK_SHORT -v /src/attnbook:/home/jovyan/attnbook attnbook:dev start-notebook.sh"},
+		{true, "run --rm --name NAME -p 127.0.0.1:8890:8888 -e JUPYTER_TOKEN -e ATTNBOOK_SHORT -v /src/attnbook:/home/jovyan/attnbook --user 0:0 attnbook:dev start-notebook.sh --allow-root"},
 	} {
 		// The token never appears in argv (other users can read it in ps): only its name.
 		if got := strings.Join(labRunArgs("/src/attnbook", "attnbook:dev", "NAME", 8890, tc.asRoot), " "); got != tc.want {

@@ -16,22 +16,35 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// TestFirstHourLab plays the key steps of the first hour in JupyterLab 4 from the classroom image,
-// started by `go run ./kernel up -lab` (ATTNBOOK_IMAGE names the image; up builds attnbook:dev
-// when it is missing): the workspace listing and notebook 00 (no unsaved changes on opening, no
-// dialog on leaving, the one-line first output), then a clean `git status`. It runs when
-// ATTNBOOK_LAB_TEST=1 (about a minute with the image built; up -lab builds it when missing);
-// screenshots go to out/firsthour/lab/. Notebooks 08 and 10 are played in the classic Notebook only.
+// TestFirstHourLab plays the first hour's key steps (playFirstHour: the workspace, 00 run, 08
+// wrong → right → broken, 10 short: train, interrupt, resume, generate) in JupyterLab 4 from the
+// classroom image, started by `go run ./kernel up -lab` (ATTNBOOK_IMAGE names the image; up builds
+// attnbook:dev when it is missing, minutes on a cold machine), then asserts a clean `git status`.
+// It runs under CI=true or with ATTNBOOK_LAB_TEST=1 and skips loudly otherwise; screenshots go
+// to out/firsthour/lab/.
 func TestFirstHourLab(t *testing.T) {
-	if testing.Short() || os.Getenv("ATTNBOOK_LAB_TEST") != "1" {
-		t.Skip("set ATTNBOOK_LAB_TEST=1 (and ATTNBOOK_IMAGE to a built classroom image) to play the first hour in JupyterLab")
+	if testing.Short() {
+		t.Skip("the first hour takes minutes")
+	}
+	if os.Getenv("CI") != "true" && os.Getenv("ATTNBOOK_LAB_TEST") != "1" {
+		t.Skip("\n" + strings.Repeat("!", 78) + "\n" +
+			"!!! SKIPPED: the first hour in JupyterLab (from the classroom image) was NOT played.\n" +
+			"!!! Run it with:  ATTNBOOK_LAB_TEST=1 go run ./kernel test -run TestFirstHourLab ./internal/coursetest/\n" +
+			"!!! It needs Docker (and builds the image when missing); CI=true makes it mandatory.\n" +
+			strings.Repeat("!", 78))
 	}
 	chromium := findChromium()
 	if chromium == "" {
 		nbrun.Missing(t, "Chromium is not installed (apt-get install chromium)")
 	}
+	if _, err := exec.LookPath("docker"); err != nil {
+		nbrun.Missing(t, "Docker is not installed: JupyterLab runs from the classroom image")
+	}
 	if err := exec.Command("docker", "info").Run(); err != nil {
 		nbrun.Missing(t, "no Docker daemon answers: "+err.Error())
+	}
+	if pythonWith("jupyterlab") != "" {
+		t.Skip("JupyterLab is installed locally: up -lab runs it, not the image; TestFirstHour covers the classic Notebook")
 	}
 	root := nbrun.Root(t)
 	corpus, _, err := gpt.LoadCorpus(root)
@@ -41,39 +54,21 @@ func TestFirstHourLab(t *testing.T) {
 	shots := &screenshots{dir: filepath.Join(root, "out", "firsthour", "lab")}
 	os.RemoveAll(shots.dir)
 	clone := copyCheckout(t, root)
-	up := startUpWith(t, clone, corpus, []string{"up", "-lab", "-port", "8891"}, `/lab/tree/attnbook/work\?token=`,
+	up := startUpWith(t, clone, corpus, []string{"up", "-lab", "-port", fmt.Sprint(freePort(t))}, `/lab/tree/attnbook/work\?token=`,
 		"ATTNBOOK_LAB_ARGS=--LabApp.expose_app_in_browser=True")
 	defer up.stop(t)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	b := newBrowser(t, ctx, chromium)
 	fe := &lab{b: b, base: up.base, token: up.token}
 	shots.b = b
 
-	listing := fe.tree(t)
-	if !strings.Contains(listing, "00_start_here.ipynb") || !strings.Contains(listing, "10_train_a_gpt.ipynb") {
-		t.Errorf("JupyterLab's file browser on work/ shows:\n%s", listing)
-	}
-	shots.take(t, "01-workspace")
-	fe.open(t, "00_start_here.ipynb")
-	if fe.dirty(t) {
-		t.Error("opening notebook 00 in JupyterLab left unsaved changes")
-	}
-	first := fe.find(t, "runtime.Version()")
-	fe.run(t, first, 5*time.Minute)
-	if line, _, _ := strings.Cut(fe.outputText(t, first), "\n"); !strings.HasPrefix(line, "backend: ") || !strings.Contains(line, ", fast kernels ") {
-		t.Errorf("notebook 00's first output line in JupyterLab: %q", line)
-	}
-	fe.scrollTo(t, first)
-	shots.take(t, "02-00-first-cell")
-	fe.save(t)
-	if d := fe.leave(t); len(d) > 0 {
-		t.Errorf("leaving JupyterLab after saving opened dialogs %q", d)
-	}
+	playFirstHour(t, fe, shots, clone)
+
 	up.stop(t)
 	if st := gitCmd(t, clone, "status", "--porcelain"); st != "" {
-		t.Errorf("git status of the checkout after JupyterLab is not clean:\n%s", st)
+		t.Errorf("git status of the checkout after the first hour in JupyterLab is not clean:\n%s", st)
 	}
 }
 
@@ -82,6 +77,7 @@ func TestFirstHourLab(t *testing.T) {
 type lab struct {
 	b           *browser
 	base, token string
+	opened      int // notebooks opened, each in a workspace of its own
 }
 
 // labWidget is the open notebook's widget (the one open sets window.attnbookPath to); the shell's
@@ -105,7 +101,15 @@ func (l *lab) tree(t *testing.T) string {
 
 func (l *lab) open(t *testing.T, notebook string) {
 	t.Helper()
-	l.b.eval(t, fmt.Sprintf(`(() => { window.attnbookPath = "attnbook/work/%s"; return jupyterapp.commands.execute("docmanager:open", {path: window.attnbookPath}).then(() => true); })()`, notebook), nil)
+	// A page of its own, as classic's open: after leave the browser is on about:blank. Each open
+	// gets a new, empty workspace (JupyterLab would otherwise restore the notebooks opened before).
+	l.opened++
+	url := fmt.Sprintf("%s/lab/workspaces/attnbook-%d/tree/attnbook/work/%s?reset&token=%s", l.base, l.opened, notebook, l.token)
+	if err := chromedp.Run(l.b.ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	l.b.waitFor(t, "JupyterLab", `window.jupyterapp`, 3*time.Minute)
+	l.b.eval(t, fmt.Sprintf(`jupyterapp.restored.then(() => { window.attnbookPath = "attnbook/work/%s"; return true; })`, notebook), nil)
 	ready := fmt.Sprintf(`(() => { const w = %s; const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
 		return !!(w && w.context && w.context.path.endsWith(%q) && k && k.connectionStatus === "connected" && k.status === "idle"); })()`, labWidget, notebook)
 	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(time.Second) {
@@ -153,7 +157,17 @@ func (l *lab) setSource(t *testing.T, cell int, src string) {
 	l.b.eval(t, fmt.Sprintf("%s.content.widgets[%d].model.sharedModel.setSource(%s)", labWidget, cell, js), nil)
 }
 
+// start runs a cell without waiting for it (notebook:run-cell's promise ends with the execution)
+// and returns once the cell shows it runs: its prompt [*], or outputs.
 func (l *lab) start(t *testing.T, cell int) {
+	t.Helper()
+	l.b.eval(t, fmt.Sprintf(`(() => { const w = %s; w.content.activeCellIndex = %d; w.content.widgets[%d].model.outputs.clear();
+		jupyterapp.commands.execute("notebook:run-cell"); return true; })()`, labWidget, cell, cell), nil)
+	l.b.waitFor(t, fmt.Sprintf("cell %d starts", cell), fmt.Sprintf(`(() => { const c = %s.content.widgets[%d];
+		return (c.node.querySelector(".jp-InputPrompt") || {}).textContent.includes("*") || c.model.outputs.length > 0; })()`, labWidget, cell), time.Minute)
+}
+
+func (l *lab) runCell(t *testing.T, cell int) {
 	l.b.eval(t, fmt.Sprintf(`(() => { %s.content.activeCellIndex = %d; return jupyterapp.commands.execute("notebook:run-cell").then(() => true); })()`, labWidget, cell), nil)
 }
 
@@ -166,7 +180,7 @@ func (l *lab) running(t *testing.T, cell int) bool {
 func (l *lab) run(t *testing.T, cell int, limit time.Duration) {
 	t.Helper()
 	if cell >= 0 {
-		l.start(t, cell)
+		l.runCell(t, cell)
 	}
 	l.b.waitFor(t, fmt.Sprintf("cell %d", cell), fmt.Sprintf(`(() => { const w = %s; return ![...w.content.node.querySelectorAll(".jp-InputPrompt")].some(p => p.textContent.includes("*")) &&
 		w.sessionContext.session.kernel.status === "idle"; })()`, labWidget), limit)

@@ -452,9 +452,9 @@ func startUpWith(t *testing.T, clone, corpus string, args []string, urlPath stri
 		u.base, u.token = m[1], m[2]
 	case err := <-u.done:
 		t.Fatalf("kernel up exited (%v) before printing a URL:\n%s", err, u.output())
-	case <-time.After(15 * time.Minute):
+	case <-time.After(45 * time.Minute): // up -lab builds the image when it is missing
 		u.stop(t)
-		t.Fatalf("kernel up printed no URL within 15 minutes:\n%s", u.output())
+		t.Fatalf("kernel up printed no URL within 45 minutes:\n%s", u.output())
 	}
 	t.Logf("up serves %s", u.base)
 	return u
