@@ -21,7 +21,7 @@ func cmdUp(ctx context.Context, e *env, args []string) int {
 	fs.SetOutput(e.Stderr)
 	port := fs.Int("port", 8888, "first port to try on 127.0.0.1 (the next free one is used)")
 	browser := fs.Bool("browser", false, "also open a web browser")
-	lab := fs.Bool("lab", false, "JupyterLab: the local one when installed, else from the classroom Docker image with this\ncheckout mounted (the image is built when missing: about 7 minutes)")
+	lab := fs.Bool("lab", false, "JupyterLab: the local one when installed, else from the classroom Docker image with this\ncheckout mounted (the image is built when missing: 10 to 40 minutes)")
 	image := fs.String("image", defaultImage(), "the classroom image -lab runs when JupyterLab is not installed ($ATTNBOOK_IMAGE)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: go run ./kernel up [-port N] [-browser] [-lab [-image NAME]]\n\nRuns setup, brings your workspace work/ (copies of notebooks/) up to date, then starts JupyterLab (or the\nclassic Notebook) on it at 127.0.0.1 with a random token. Jupyter's log goes to out/jupyter.log.\nWith -lab and no local JupyterLab, runs JupyterLab from the classroom image (Docker) with this checkout\nmounted: edits under pkg/ and notebooks/ show there, and its kernel builds from this checkout. Ctrl-C stops it.")

@@ -77,7 +77,7 @@ func upLab(ctx context.Context, e *env, port int, image string, browser bool) in
 			fmt.Fprintf(e.Stderr, "up: -lab: image %s not found\n", image)
 			return exitMissing
 		}
-		fmt.Fprintf(e.Stdout, "up: building the classroom image %s (docker/build-base.sh, docker/build.sh): about 7 minutes on a cold machine\n", image)
+		fmt.Fprintf(e.Stdout, "up: building the classroom image %s (docker/build-base.sh, docker/build.sh): 10 to 40 minutes on a cold machine (38 on 2 cores)\n", image)
 		for _, script := range [][]string{{"docker/build-base.sh"}, {"docker/build.sh", "-t", image}} {
 			cmd := exec.CommandContext(ctx, "bash", script...)
 			cmd.Dir = e.Root
