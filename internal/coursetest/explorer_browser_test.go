@@ -153,26 +153,7 @@ func pointAndClick(xpath string) chromedp.Action {
 // (`kernel up -lab`, this checkout mounted; the image is built when missing, as TestUpLab does).
 // It runs under CI=true or with ATTNBOOK_LAB_TEST=1 and skips loudly otherwise.
 func TestExplorerInJupyterLab(t *testing.T) {
-	if os.Getenv("CI") != "true" && os.Getenv("ATTNBOOK_LAB_TEST") != "1" {
-		t.Skip("\n" + strings.Repeat("!", 78) + "\n" +
-			"!!! SKIPPED: the explorer in JupyterLab (from the classroom image) was NOT tested.\n" +
-			"!!! Run it with:  ATTNBOOK_LAB_TEST=1 go run ./kernel test -run TestExplorerInJupyterLab ./internal/coursetest/\n" +
-			"!!! It needs Docker (and builds the image when missing); CI=true makes it mandatory.\n" +
-			strings.Repeat("!", 78))
-	}
-	chromium := findChromium()
-	if chromium == "" {
-		nbrun.Missing(t, "Chromium is not installed (Debian's chromium, or set ATTNBOOK_CHROMIUM)")
-	}
-	if _, err := exec.LookPath("docker"); err != nil {
-		nbrun.Missing(t, "Docker is not installed: JupyterLab runs from the classroom image")
-	}
-	if exec.Command("docker", "info").Run() != nil {
-		nbrun.Missing(t, "no Docker daemon answers: JupyterLab runs from the classroom image")
-	}
-	if pythonWith("jupyterlab") != "" {
-		t.Skip("JupyterLab is installed locally: up -lab runs it, not the image; TestExplorerInClassicNotebook covers this machine")
-	}
+	chromium := requireLabFromImage(t, "the explorer in JupyterLab", "TestExplorerInJupyterLab")
 	root := nbrun.Root(t)
 	bin := filepath.Join(t.TempDir(), "kernel")
 	build := exec.Command("go", "build", "-o", bin, "./kernel")

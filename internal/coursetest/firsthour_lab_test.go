@@ -26,26 +26,7 @@ func TestFirstHourLab(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the first hour takes minutes")
 	}
-	if os.Getenv("CI") != "true" && os.Getenv("ATTNBOOK_LAB_TEST") != "1" {
-		t.Skip("\n" + strings.Repeat("!", 78) + "\n" +
-			"!!! SKIPPED: the first hour in JupyterLab (from the classroom image) was NOT played.\n" +
-			"!!! Run it with:  ATTNBOOK_LAB_TEST=1 go run ./kernel test -run TestFirstHourLab ./internal/coursetest/\n" +
-			"!!! It needs Docker (and builds the image when missing); CI=true makes it mandatory.\n" +
-			strings.Repeat("!", 78))
-	}
-	chromium := findChromium()
-	if chromium == "" {
-		nbrun.Missing(t, "Chromium is not installed (apt-get install chromium)")
-	}
-	if _, err := exec.LookPath("docker"); err != nil {
-		nbrun.Missing(t, "Docker is not installed: JupyterLab runs from the classroom image")
-	}
-	if err := exec.Command("docker", "info").Run(); err != nil {
-		nbrun.Missing(t, "no Docker daemon answers: "+err.Error())
-	}
-	if pythonWith("jupyterlab") != "" {
-		t.Skip("JupyterLab is installed locally: up -lab runs it, not the image; TestFirstHour covers the classic Notebook")
-	}
+	chromium := requireLabFromImage(t, "the first hour in JupyterLab", "TestFirstHourLab")
 	root := nbrun.Root(t)
 	corpus, _, err := gpt.LoadCorpus(root)
 	if err != nil {
@@ -70,6 +51,35 @@ func TestFirstHourLab(t *testing.T) {
 	if st := gitCmd(t, clone, "status", "--porcelain"); st != "" {
 		t.Errorf("git status of the checkout after the first hour in JupyterLab is not clean:\n%s", st)
 	}
+}
+
+// requireLabFromImage skips test (what it plays, for the message) loudly unless CI=true or
+// ATTNBOOK_LAB_TEST=1; then a missing Chromium or Docker fails it (nbrun.Missing). Where JupyterLab
+// is installed locally, up -lab runs it instead of the image, and the test skips. It returns
+// Chromium's path.
+func requireLabFromImage(t *testing.T, what, test string) string {
+	t.Helper()
+	if os.Getenv("CI") != "true" && os.Getenv("ATTNBOOK_LAB_TEST") != "1" {
+		t.Skip("\n" + strings.Repeat("!", 78) + "\n" +
+			"!!! SKIPPED: " + what + " (from the classroom image) was NOT tested.\n" +
+			"!!! Run it with:  ATTNBOOK_LAB_TEST=1 go run ./kernel test -run " + test + " ./internal/coursetest/\n" +
+			"!!! It needs Docker (and builds the image when missing); CI=true makes it mandatory.\n" +
+			strings.Repeat("!", 78))
+	}
+	chromium := findChromium()
+	if chromium == "" {
+		nbrun.Missing(t, "Chromium is not installed (Debian's chromium, or set ATTNBOOK_CHROMIUM)")
+	}
+	if _, err := exec.LookPath("docker"); err != nil {
+		nbrun.Missing(t, "Docker is not installed: JupyterLab runs from the classroom image")
+	}
+	if err := exec.Command("docker", "info").Run(); err != nil {
+		nbrun.Missing(t, "no Docker daemon answers: JupyterLab runs from the classroom image")
+	}
+	if pythonWith("jupyterlab") != "" {
+		t.Skip("JupyterLab is installed locally: up -lab runs it, not the image; the classic Notebook's tests cover this machine")
+	}
+	return chromium
 }
 
 // lab drives JupyterLab 4 through its application object (window.jupyterapp, exposed by
