@@ -218,7 +218,8 @@ def _runtime_dir(spawner):
 
 
 c.JupyterHub.spawner_class = ClassroomSpawner
-c.Spawner.cmd = ["jupyterhub-singleuser"]
+# jupyterhub-singleuser, without the Node.js run JupyterLab makes at start (singleuser.py).
+c.Spawner.cmd = [sys.executable, os.path.join(LIB, "singleuser.py")]
 c.Spawner.default_url = "/lab"
 c.Spawner.pre_spawn_hook = _pre_spawn
 c.Spawner.start_timeout = int(os.environ.get("CLASSROOM_START_TIMEOUT", "300"))

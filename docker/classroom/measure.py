@@ -5,9 +5,9 @@
   docker exec -i HUB python3 - cpu < measure.py    # CPU time only
 
 Per student (users with UID >= 2000): PSS and RSS of the single-user server
-(jupyterhub-singleuser) and of each kernel (gonb and everything it started: go build, the cell's
-program, gopls). PSS splits shared pages among the processes that map them, so PSS figures add up
-to what the class really uses; RSS counts shared libraries in full for every process. Also the
+(jupyterhub-singleuser, started as singleuser.py) and of each kernel (gonb and everything it
+started: go build, the cell's program, gopls). PSS splits shared pages among the processes that
+map them, so PSS figures add up to what the class really uses; RSS counts shared libraries in full for every process. Also the
 container's cgroup: memory in use now and its peak since the container started, and the disk a
 student uses (home, and Go build-cache files of their own, not links to the image's cache).
 Prints one JSON object.
@@ -17,6 +17,12 @@ import os
 import pwd
 import statistics
 import sys
+
+
+def is_server(cmd):
+    """Whether a command line is a student's Jupyter server: the hub starts singleuser.py
+    (jupyterhub-singleuser without JupyterLab's node run); jupyterhub-singleuser itself too."""
+    return "jupyterhub-singleuser" in cmd or "attnbook-classroom/singleuser.py" in cmd
 
 
 def _read_rollup(pid):
@@ -144,10 +150,10 @@ def main():
     for pid, p in ps.items():
         if p["uid"] < 2000:
             continue
-        if "jupyterhub-singleuser" in p["cmd"] and ps.get(p["ppid"], {}).get("uid") != p["uid"]:
+        if is_server(p["cmd"]) and ps.get(p["ppid"], {}).get("uid") != p["uid"]:
             servers.append(pid)
         elif "gonb" in p["cmd"].split(" ")[0] and ps.get(p["ppid"], {}).get("uid") == p["uid"] \
-                and "jupyterhub-singleuser" in ps.get(p["ppid"], {}).get("cmd", ""):
+                and is_server(ps.get(p["ppid"], {}).get("cmd", "")):
             kernels.append(pid)
     srv = [ps[p] for p in servers]
     ker = []

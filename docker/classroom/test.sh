@@ -164,6 +164,12 @@ cpu=$(python3 -c 'import json,sys; m=json.loads(sys.argv[1]); print(round((m["cp
 echo "classroom-test: CPU time per student: ${cpu_first}s until every first cell, ${cpu}s with all of 00 and the checks"
 [ "$(field "$mem" servers)" = "$n" ] || fail "measure.py found $(field "$mem" servers) servers, want $n"
 [ "$(field "$mem" kernels)" = "$n" ] || fail "measure.py found $(field "$mem" kernels) kernels, want $n"
+# Students' servers start without running Node.js (singleuser.py): JupyterLab's failed attempt to
+# read yarn's settings printed this line and a Node.js stack trace into the hub's log for each one.
+srv_logs=$(docker logs "$name" 2>&1)
+if grep -q 'Fail to get yarn configuration' <<<"$srv_logs"; then
+  fail "a student's server ran node at its start (JupyterLab's yarn settings): singleuser.py's patch did not apply"
+fi
 perms=$(docker exec "$name" sh -c 'stat -c "%a %U" /home/class/* | sort | uniq -c')
 echo "classroom-test: homes: $(echo "$perms" | tr '\n' ';')"
 echo "$perms" | grep -qv ' 700 ' && fail "a home is not mode 0700: $perms"
