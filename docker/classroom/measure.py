@@ -8,8 +8,9 @@ Per student (users with UID >= 2000): PSS and RSS of the single-user server
 (jupyterhub-singleuser, started as singleuser.py) and of each kernel (gonb and everything it
 started: go build, the cell's program, gopls). PSS splits shared pages among the processes that
 map them, so PSS figures add up to what the class really uses; RSS counts shared libraries in
-full for every process. Also the container's cgroup: memory in use now and its peak since the container started, and the disk a
-student uses (home, and Go build-cache files of their own, not links to the image's cache).
+full for every process. Also the container's cgroup: memory in use now and its peak since the
+container started, and the disk a student uses (home, and Go build-cache files of their own, not
+links to the image's cache).
 Prints one JSON object.
 """
 import json
