@@ -8,7 +8,8 @@ Node.js, so there JupyterLab skips it; the hub image reinstalls Node.js for its 
 (configurable-http-proxy), so every student's server start ran node (yarnpkg is absent: a
 Node.js stack trace, "Fail to get yarn configuration", in the hub's log) and spent its start
 (jupyter-lab started in the hub image: 0.78 CPU-s until it answers, 0.69 with this; README).
-This does what JupyterLab does without node: no yarn settings, its default registry. Nothing else changes (students cannot build Lab extensions here, with or without it).
+This does what JupyterLab does without node: no yarn settings, its default registry. Nothing
+else changes (students cannot build Lab extensions here, with or without it).
 """
 import sys
 
