@@ -121,6 +121,10 @@ func RunCells(o Options, progress io.Writer) (*benchdata.Report, error) {
 	runErr := cmd.Run()
 	elapsed := time.Since(start)
 	printed := ParseRunOutput(out.String())
+	if runErr != nil && len(printed) == 0 {
+		// Nothing ran (no kernel installed, a build error): one error, not one line per notebook.
+		return nil, fmt.Errorf("go run ./kernel run failed before any notebook ran (its output is above): %w", runErr)
+	}
 
 	var nbs []benchdata.NotebookCells
 	source := map[string]int{}
