@@ -417,13 +417,16 @@ func playExplorer(t *testing.T, fe explorerFrontEnd, chromium, base, token strin
 			t.Fatalf("%s: running the explorer cell alone: %v", fe.name, err)
 		}
 		state := kernelState(base, token)
-		fellBack := false
-		for start := time.Now(); !evalBool("!!" + slider); time.Sleep(300 * time.Millisecond) {
+		shown, fellBack := false, false
+		for start := time.Now(); ; time.Sleep(300 * time.Millisecond) {
+			if shown = evalBool("!!" + slider); shown {
+				break
+			}
 			if fellBack = strings.Contains(cellText(1), noAnswer); fellBack || time.Since(start) > time.Minute {
 				break
 			}
 		}
-		if !fellBack && evalBool("!!"+slider) {
+		if shown {
 			break
 		}
 		shot(fmt.Sprintf("no-slider-%d", run))
