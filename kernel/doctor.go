@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -132,7 +133,7 @@ func doctorChecks(ctx context.Context, e *env) []check {
 	if wantNoXLA() {
 		how = "cells build with -tags=noxla and CGO_ENABLED=0 to link fast; run setup again after installing a PJRT plugin"
 	}
-	cs = append(cs, check{Name: "backend", Value: choice.String() + " (what a notebook gets: same environment, GOMLX_NO_AUTO_INSTALL=1; " + how + ")"})
+	cs = append(cs, check{Name: "backend", Value: choice.String() + " (what a notebook gets: " + strconv.Quote(choice.Config) + ", same environment, GOMLX_NO_AUTO_INSTALL=1; " + how + ")"})
 	cpu, cuda := "not installed", "not installed"
 	for _, p := range choice.Plugins {
 		switch {

@@ -271,7 +271,7 @@ type goSeries struct {
 func startBackends(asked []string, rep *benchdata.Report) []goSeries {
 	cfgs := asked
 	if len(cfgs) == 0 {
-		cfgs = []string{"go"}
+		cfgs = []string{backend.GoConfig()}
 		for _, p := range backend.Choose().Plugins {
 			cfgs = append(cfgs, "xla:"+p)
 		}
@@ -291,7 +291,7 @@ func startBackends(asked []string, rep *benchdata.Report) []goSeries {
 		if s.Backend == "go" {
 			simd, detail := backend.SIMD()
 			s.Name = "GoMLX go (" + simdLabel(simd) + ")"
-			rep.Notes = append(rep.Notes, fmt.Sprintf("GoMLX go (pure-Go backend, its default settings); matrix products: %s", detail))
+			rep.Notes = append(rep.Notes, fmt.Sprintf("GoMLX go (pure-Go backend, %s as notebooks run it); matrix products: %s", cfg, detail))
 		}
 		out = append(out, goSeries{series: s, backend: b})
 	}

@@ -6,8 +6,8 @@
 //     "xla:/abs/path/plugin.so").
 //  2. XLA when a PJRT plugin is installed locally: CUDA when an NVIDIA GPU and a CUDA plugin are
 //     present (go-xla's search path, or JAX's pip package jax-cuda*-pjrt), else the CPU plugin.
-//  3. Otherwise the pure-Go backend "go" (github.com/gomlx/compute/gobackend). Whether its SIMD
-//     matrix kernels are in: [SIMD].
+//  3. Otherwise the pure-Go backend (github.com/gomlx/compute/gobackend), configured by
+//     [GoConfig]. Whether its SIMD matrix kernels are in: [SIMD].
 //
 // Nothing is ever downloaded: GoMLX's XLA auto-install is switched off before any backend is made.
 //
@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -84,12 +85,33 @@ func choose(lookup func(string) (string, bool), plugins, jaxCUDA []string, gpu b
 			c.Reason += " (a GPU is present but no CUDA plugin)"
 		}
 	case !XLACompiled:
-		c.Config, c.Reason = "go", "built without XLA (-tags noxla): no PJRT plugin was installed at setup"
+		c.Config, c.Reason = GoConfig(), "built without XLA (-tags noxla): no PJRT plugin was installed at setup"
 	default:
-		c.Config, c.Reason = "go", fmt.Sprintf("no XLA PJRT plugin installed; set $%s to override", EnvVar)
+		c.Config, c.Reason = GoConfig(), fmt.Sprintf("no XLA PJRT plugin installed; set $%s to override", EnvVar)
 	}
 	return c
 }
+
+// GoConfig is the pure-Go backend's configuration on this machine: "go", or on a machine with
+// fewer than 8 cores (GOMAXPROCS) "go:num_executors=N" with N = GOMAXPROCS.
+//
+// The backend runs independent ops of a graph on NumExecutors goroutines (default 8) taken from
+// the same pool of 2·GOMAXPROCS worker slots that an op's own parallel work (a matrix product's
+// row blocks, a softmax's rows) needs. With more executors than cores, the executors hold the
+// slots, large products run on one core while small ops time-share the others. One executor per
+// core leaves the other half of the slots to the ops. Measured on a 2-core AMD EPYC Zen 4
+// (2026-11-27, BenchmarkTrainStep in pkg/gpt, 200 steps, four alternations): nanoGPT's training
+// step 76–90 ms with the default, 50–61 ms with num_executors=2 (docs/benchmarks.md).
+func GoConfig() string {
+	if n := runtime.GOMAXPROCS(0); n < gobackendExecutors {
+		return fmt.Sprintf("go:num_executors=%d", n)
+	}
+	return "go"
+}
+
+// gobackendExecutors is gobackend's default number of executors (DefaultNumExecutors in
+// compute's internal/gobackend, v0.1.14).
+const gobackendExecutors = 8
 
 // jaxCUDAPlugins finds JAX's CUDA PJRT plugin (pip package jax-cuda12-pjrt / jax-cuda13-pjrt),
 // which go-xla does not search for, in the usual Python package folders.
@@ -159,7 +181,7 @@ func newBackend(config string) (b compute.Backend, err error) {
 // backend name) turned into errors, nothing downloaded. For programs that compare several
 // backends side by side (the benchmark); notebooks use Default.
 //
-// The pure-Go backend ("go") starts with its own defaults. (Until compute v0.1.6 attnbook started
+// The pure-Go backend starts as config says: [GoConfig] is what Default gives it. (Until compute v0.1.6 attnbook started
 // it as "go:parallelism=-1,ops_parallel": with its default worker-slot limit, a graph with more
 // independent large products than 2·GOMAXPROCS slots deadlocked. v0.1.14 runs them:
 // TestManyIndependentProducts.)

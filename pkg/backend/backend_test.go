@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -19,12 +20,12 @@ func TestChoose(t *testing.T) {
 		want    string
 		reason  string
 	}{
-		{"nothing installed", "", nil, nil, false, "go", "no XLA PJRT plugin"},
+		{"nothing installed", "", nil, nil, false, GoConfig(), "no XLA PJRT plugin"},
 		{"env wins", "xla:cpu", nil, nil, false, "xla:cpu", "set by $GOMLX_BACKEND"},
 		{"env go over plugins", "go", []string{"cpu", "cuda"}, nil, true, "go", "set by"},
 		{"cpu plugin", "", []string{"cpu"}, nil, false, "xla:cpu", "CPU PJRT plugin"},
 		{"cuda plugin without gpu", "", []string{"cpu", "cuda"}, nil, false, "xla:cpu", "CPU PJRT plugin"},
-		{"cuda plugin without gpu nor cpu", "", []string{"cuda"}, nil, false, "go", "no XLA PJRT plugin"},
+		{"cuda plugin without gpu nor cpu", "", []string{"cuda"}, nil, false, GoConfig(), "no XLA PJRT plugin"},
 		{"gpu and cuda", "", []string{"cpu", "cuda"}, nil, true, "xla:cuda", "CUDA PJRT plugin"},
 		{"gpu and jax", "", []string{"cpu"}, []string{jax}, true, "xla:" + jax, "JAX's CUDA"},
 		{"gpu without cuda", "", []string{"cpu"}, nil, true, "xla:cpu", "no CUDA plugin"},
@@ -41,6 +42,22 @@ func TestChoose(t *testing.T) {
 				t.Errorf("String() = %q, want one line starting with \"backend: \"", c.String())
 			}
 		})
+	}
+}
+
+func TestGoConfig(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, c := range []struct {
+		procs int
+		want  string
+	}{{1, "go:num_executors=1"}, {2, "go:num_executors=2"}, {7, "go:num_executors=7"}, {8, "go"}, {64, "go"}} {
+		runtime.GOMAXPROCS(c.procs)
+		if got := GoConfig(); got != c.want {
+			t.Errorf("GOMAXPROCS=%d: GoConfig() = %q, want %q", c.procs, got, c.want)
+		}
+		if _, err := newBackend(GoConfig()); err != nil {
+			t.Errorf("GOMAXPROCS=%d: the backend does not start with %q: %v", c.procs, GoConfig(), err)
+		}
 	}
 }
 
