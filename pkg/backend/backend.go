@@ -100,8 +100,10 @@ func choose(lookup func(string) (string, bool), plugins, jaxCUDA []string, gpu b
 // row blocks, a softmax's rows) needs. With more executors than cores, the executors hold the
 // slots, large products run on one core while small ops time-share the others. One executor per
 // core leaves the other half of the slots to the ops. Measured on a 2-core AMD EPYC Zen 4
-// (2026-11-27, BenchmarkTrainStep in pkg/gpt, 200 steps, four alternations): nanoGPT's training
-// step 76–90 ms with the default, 50–61 ms with num_executors=2 (docs/benchmarks.md).
+// (2026-11-27, BenchmarkTrainStep in pkg/gpt, 200 steps, four alternations, the same graph):
+// nanoGPT's training step 76–90 ms with the default, 59–66 ms with num_executors=2; the chapter's
+// multi-head forward at 8×1024×768×12 866 → 515 ms (docs/benchmarks.md). Machines with 8 or more
+// cores keep gobackend's default (not measured here).
 func GoConfig() string {
 	if n := runtime.GOMAXPROCS(0); n < gobackendExecutors {
 		return fmt.Sprintf("go:num_executors=%d", n)
