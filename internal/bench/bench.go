@@ -291,7 +291,11 @@ func startBackends(asked []string, rep *benchdata.Report) []goSeries {
 		if s.Backend == "go" {
 			simd, detail := backend.SIMD()
 			s.Name = "GoMLX go (" + simdLabel(simd) + ")"
-			rep.Notes = append(rep.Notes, fmt.Sprintf("GoMLX go (pure-Go backend, %s as notebooks run it); matrix products: %s", cfg, detail))
+			how := "started as " + strconv.Quote(cfg)
+			if cfg == backend.GoConfig() {
+				how += ", as notebooks start it"
+			}
+			rep.Notes = append(rep.Notes, fmt.Sprintf("GoMLX go (pure-Go backend, %s); matrix products: %s", how, detail))
 		}
 		out = append(out, goSeries{series: s, backend: b})
 	}
