@@ -183,10 +183,10 @@ func newBackend(config string) (b compute.Backend, err error) {
 // backend name) turned into errors, nothing downloaded. For programs that compare several
 // backends side by side (the benchmark); notebooks use Default.
 //
-// The pure-Go backend starts as config says: [GoConfig] is what Default gives it. (Until compute v0.1.6 attnbook started
-// it as "go:parallelism=-1,ops_parallel": with its default worker-slot limit, a graph with more
-// independent large products than 2·GOMAXPROCS slots deadlocked. v0.1.14 runs them:
-// TestManyIndependentProducts.)
+// The pure-Go backend starts as config says; Default gives it [GoConfig]. (Until compute v0.1.6
+// attnbook started it as "go:parallelism=-1,ops_parallel": with its default worker-slot limit, a
+// graph with more independent large products than 2·GOMAXPROCS slots deadlocked. v0.1.14 runs
+// them: TestManyIndependentProducts.)
 func New(config string) (compute.Backend, error) { return newBackend(config) }
 
 // MustDefault is Default for notebook cells and tests: it panics with Default's error.
