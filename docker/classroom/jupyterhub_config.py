@@ -179,7 +179,9 @@ class ClassroomSpawner(LocalProcessSpawner):
         return state
 
     async def start(self):
-        """Starts the student's server on a port of their own, 20000 + uid % 10000.
+        """Starts the student's server, forked by serverfork.py (LocalProcessSpawner would exec
+        it: the same command, user, environment and arguments; see _ServerFork), on a port of
+        their own, 20000 + uid % 10000.
 
         JupyterHub's random_port() frees the port it found before the server binds it, so two
         servers started at the same moment can be handed the same port: in the 10-student test
@@ -188,7 +190,68 @@ class ClassroomSpawner(LocalProcessSpawner):
         too, and they sit below the ephemeral range (32768 and up) that kernels' ports come from.
         """
         self.port = 20000 + pwd.getpwnam(self.user.name).pw_uid % 10000
-        return await super().start()
+        args = self.get_args()
+        self.log.info("Forking %s's server: singleuser.py %s", self.user.name, " ".join(args))
+        self.proc = None  # not our child: poll and stop go by self.pid, as after a hub restart
+        self.pid = await _SERVER_FORK.spawn(self.user.name, args, self.get_env(), self.log)
+        return (self.ip or "127.0.0.1", self.port)
+
+
+class _ServerFork:
+    """The hub's serverfork.py: started at the first spawn (and again if it ever exits), asked
+    over its root-only socket for each student's server. It has imported JupyterLab once; a
+    student's server is a fork of it instead of a new Python process that imports everything
+    again (README: a class of 30's first minute)."""
+
+    SOCKET = "/run/attnbook-classroom/serverfork.sock"
+
+    def __init__(self):
+        self._proc = None
+        self._lock = asyncio.Lock()
+
+    async def _ensure(self, log):
+        if self._proc is not None and self._proc.returncode is None:
+            return
+        if self._proc is not None:
+            log.warning("serverfork.py exited (%s): starting it again", self._proc.returncode)
+        # The environment every student's server shares (what the spawner gives them all); each
+        # child gets its own full environment from the spawner. HOME points nowhere, so that no
+        # import can make a child use a path of this process's.
+        env = {k: v for k, v in os.environ.items() if k in c.Spawner.env_keep}
+        env.update({k: v for k, v in c.Spawner.environment.items() if isinstance(v, str)})
+        env["HOME"] = "/nonexistent"
+        try:
+            os.unlink(self.SOCKET)
+        except FileNotFoundError:
+            pass
+        self._proc = await asyncio.create_subprocess_exec(
+            sys.executable, os.path.join(LIB, "serverfork.py"), self.SOCKET,
+            env=env, stdin=asyncio.subprocess.DEVNULL, cwd="/")
+        for _ in range(1200):  # its imports take a few seconds, more on a loaded machine
+            if self._proc.returncode is not None:
+                raise RuntimeError("serverfork.py exited (%s) while starting" % self._proc.returncode)
+            if os.path.exists(self.SOCKET):
+                return
+            await asyncio.sleep(0.1)
+        raise RuntimeError("serverfork.py not ready after 120 s")
+
+    async def spawn(self, user, args, env, log):
+        """Forks USER's server; returns its pid."""
+        async with self._lock:
+            await self._ensure(log)
+            reader, writer = await asyncio.open_unix_connection(self.SOCKET)
+            try:
+                writer.write((json.dumps({"user": user, "args": args, "env": env}) + "\n").encode())
+                await writer.drain()
+                reply = json.loads(await reader.readline())
+            finally:
+                writer.close()
+        if "pid" not in reply:
+            raise RuntimeError("serverfork.py refused %s's server: %s" % (user, reply.get("error")))
+        return reply["pid"]
+
+
+_SERVER_FORK = _ServerFork()
 
 
 async def _pre_spawn(spawner):
@@ -218,8 +281,8 @@ def _runtime_dir(spawner):
 
 
 c.JupyterHub.spawner_class = ClassroomSpawner
-# jupyterhub-singleuser, without the Node.js run JupyterLab makes at start (singleuser.py).
-c.Spawner.cmd = [sys.executable, os.path.join(LIB, "singleuser.py")]
+# Each server runs singleuser.py (jupyterhub-singleuser, without the Node.js run JupyterLab makes
+# at start) in a fork of serverfork.py (ClassroomSpawner.start), not Spawner.cmd.
 c.Spawner.default_url = "/lab"
 c.Spawner.pre_spawn_hook = _pre_spawn
 c.Spawner.start_timeout = int(os.environ.get("CLASSROOM_START_TIMEOUT", "300"))

@@ -21,9 +21,11 @@ import sys
 
 
 def is_server(cmd):
-    """Whether a command line is a student's Jupyter server: the hub starts singleuser.py
-    (jupyterhub-singleuser without JupyterLab's node run); jupyterhub-singleuser itself too."""
-    return "jupyterhub-singleuser" in cmd or "attnbook-classroom/singleuser.py" in cmd
+    """Whether a command line is a student's Jupyter server (with a student's uid): a fork of
+    serverfork.py, which keeps its command line; singleuser.py or jupyterhub-singleuser when
+    started by exec."""
+    return any(s in cmd for s in ("attnbook-classroom/serverfork.py", "attnbook-classroom/singleuser.py",
+                                  "jupyterhub-singleuser"))
 
 
 def _read_rollup(pid):
@@ -167,6 +169,9 @@ def main():
     mib = lambda b: round(b / 2**20, 1)
     res = {
         "servers": len(srv), "kernels": len(ker),
+        # Servers that are forks of the hub's serverfork.py (root), not started by exec.
+        "servers_forked": sum(1 for p in srv if "serverfork.py" in ps.get(p["ppid"], {}).get("cmd", "")
+                              and ps[p["ppid"]]["uid"] == 0),
         "server_pss_mib_mean": mib(statistics.mean(p["Pss"] for p in srv)) if srv else None,
         "server_rss_mib_mean": mib(statistics.mean(p["Rss"] for p in srv)) if srv else None,
         "kernel_pss_mib_mean": mib(statistics.mean(k["Pss"] for k in ker)) if ker else None,

@@ -170,6 +170,11 @@ srv_logs=$(docker logs "$name" 2>&1)
 if grep -q 'Fail to get yarn configuration' <<<"$srv_logs"; then
   fail "a student's server ran node at its start (JupyterLab's yarn settings): singleuser.py's patch did not apply"
 fi
+# Every server is a fork of the hub's serverfork.py, which imported JupyterLab once.
+[ "$(field "$mem" servers_forked)" = "$n" ] || fail "$(field "$mem" servers_forked) of $n servers are forks of serverfork.py"
+grep -q '^serverfork: ready' <<<"$srv_logs" || fail "no 'serverfork: ready' in the hub's log"
+! grep -q '^serverfork: request refused' <<<"$srv_logs" || fail "serverfork.py refused a request: $(grep '^serverfork: request refused' <<<"$srv_logs" | head -n1)"
+echo "classroom-test: servers: $n forks of serverfork.py ($(grep -m1 -o 'preloaded [0-9]* modules' <<<"$srv_logs"))"
 perms=$(docker exec "$name" sh -c 'stat -c "%a %U" /home/class/* | sort | uniq -c')
 echo "classroom-test: homes: $(echo "$perms" | tr '\n' ';')"
 echo "$perms" | grep -qv ' 700 ' && fail "a home is not mode 0700: $perms"
