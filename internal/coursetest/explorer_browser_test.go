@@ -446,12 +446,17 @@ func playExplorer(t *testing.T, fe explorerFrontEnd, chromium, base, token strin
 	shot("live")
 	before := executionCount(t, ctx, fe, 2)
 	button := fmt.Sprintf(`(() => { const b = %s[1].querySelector('button'); if (!b) return false; b.setAttribute('data-attnbook-done', '1'); return true; })()`, fe.cells)
-	if !evalBool(button) {
-		t.Fatalf("%s: no Done button", fe.name)
-	}
-	if err := chromedp.Run(ctx, chromedp.Click(`button[data-attnbook-done]`, chromedp.ByQuery)); err != nil {
-		t.Fatalf("%s: clicking Done: %v", fe.name, err)
-	}
+	// Mark the button, then click it. The slider's last update may redraw the cell between the
+	// two, taking the mark away, and chromedp.Click waits for its node without end (a CI run hung
+	// here for 25 minutes): wait for it a few seconds at a time, marking the button again.
+	until("clicking Done", 30*time.Second, func() bool {
+		if !evalBool(button) {
+			return false
+		}
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		return chromedp.Run(cctx, chromedp.Click(`button[data-attnbook-done]`, chromedp.ByQuery)) == nil
+	})
 	until("Done leaves the grid", 30*time.Second, func() bool {
 		return evalBool(fmt.Sprintf(`(() => { const c = %s[1]; return !c.querySelector('input[type=range]') && !!c.querySelector('svg.attnbook-heads') && !c.querySelector(%q).innerText.includes('*'); })()`, fe.cells, fe.prompt))
 	})
