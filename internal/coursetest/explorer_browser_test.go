@@ -445,17 +445,19 @@ func playExplorer(t *testing.T, fe explorerFrontEnd, chromium, base, token strin
 	until("the slider shows head 1", 30*time.Second, func() bool { return strings.Contains(cellText(1), "head 1") })
 	shot("live")
 	before := executionCount(t, ctx, fe, 2)
-	button := fmt.Sprintf(`(() => { const b = %s[1].querySelector('button'); if (!b) return false; b.setAttribute('data-attnbook-done', '1'); return true; })()`, fe.cells)
-	// Mark the button, then click it. The slider's last update may redraw the cell between the
-	// two, taking the mark away, and chromedp.Click waits for its node without end (a CI run hung
-	// here for 25 minutes): wait for it a few seconds at a time, marking the button again.
+	// Click Done with the mouse where the button is on screen. chromedp.Click, which first waits
+	// for the node to show, waited without end for this button in the classic Notebook (a CI run
+	// hung here 25 minutes; again on the next run), although the page showed it: the mouse goes
+	// to its coordinates instead, each try bounded.
+	doneAt := fmt.Sprintf(`(() => { const b = %s[1].querySelector('button'); if (!b) return []; b.scrollIntoView({block: 'center'}); const r = b.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()`, fe.cells)
 	until("clicking Done", 30*time.Second, func() bool {
-		if !evalBool(button) {
-			return false
-		}
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		return chromedp.Run(cctx, chromedp.Click(`button[data-attnbook-done]`, chromedp.ByQuery)) == nil
+		var xy []float64
+		if err := chromedp.Run(cctx, chromedp.Evaluate(doneAt, &xy)); err != nil || len(xy) != 2 {
+			return false
+		}
+		return chromedp.Run(cctx, chromedp.MouseClickXY(xy[0], xy[1])) == nil
 	})
 	until("Done leaves the grid", 30*time.Second, func() bool {
 		return evalBool(fmt.Sprintf(`(() => { const c = %s[1]; return !c.querySelector('input[type=range]') && !!c.querySelector('svg.attnbook-heads') && !c.querySelector(%q).innerText.includes('*'); })()`, fe.cells, fe.prompt))
