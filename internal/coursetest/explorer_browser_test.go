@@ -447,8 +447,8 @@ func playExplorer(t *testing.T, fe explorerFrontEnd, chromium, base, token strin
 	before := executionCount(t, ctx, fe, 2)
 	// Click Done with the mouse where the button is on screen. chromedp.Click, which first waits
 	// for the node to show, waited without end for this button in the classic Notebook (a CI run
-	// hung here 25 minutes; again on the next run), although the page showed it: the mouse goes
-	// to its coordinates instead, each try bounded.
+	// hung here 25 minutes), although the page showed it: the mouse goes to its coordinates
+	// instead, each try bounded, so a Done that does nothing fails in seconds.
 	doneAt := fmt.Sprintf(`(() => { const b = %s[1].querySelector('button'); if (!b) return []; b.scrollIntoView({block: 'center'}); const r = b.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()`, fe.cells)
 	until("clicking Done", 30*time.Second, func() bool {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
