@@ -445,11 +445,12 @@ func playExplorer(t *testing.T, fe explorerFrontEnd, chromium, base, token strin
 	until("the slider shows head 1", 30*time.Second, func() bool { return strings.Contains(cellText(1), "head 1") })
 	shot("live")
 	before := executionCount(t, ctx, fe, 2)
-	// Click Done with the mouse where the button is on screen. chromedp.Click, which first waits
-	// for the node to show, waited without end for this button in the classic Notebook (a CI run
-	// hung here 25 minutes), although the page showed it: the mouse goes to its coordinates
-	// instead, each try bounded, so a Done that does nothing fails in seconds.
-	doneAt := fmt.Sprintf(`(() => { const b = %s[1].querySelector('button'); if (!b) return []; b.scrollIntoView({block: 'center'}); const r = b.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()`, fe.cells)
+	// Click Done with the mouse where the button is on screen, each try bounded. The explorer's
+	// own button: the classic Notebook with ipywidgets' extension installed (Debian's jupyter-notebook
+	// recommends it) puts a hidden widget area with a close button (×) first in every code cell;
+	// clicking "the cell's first button" waited without end for that one to show (a CI run hung
+	// here 25 minutes) or clicked nothing.
+	doneAt := fmt.Sprintf(`(() => { const b = %s[1].querySelector('[id^=attnbook_explorer_] button'); if (!b) return []; b.scrollIntoView({block: 'center'}); const r = b.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()`, fe.cells)
 	until("clicking Done", 30*time.Second, func() bool {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
