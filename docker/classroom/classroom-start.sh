@@ -17,7 +17,8 @@ LIB=${CLASSROOM_LIB:-/usr/local/lib/attnbook-classroom}
 NOTEBOOKS=${ATTNBOOK_ROOT:-/home/jovyan/attnbook}/notebooks
 FIRST_UID=2000
 export CLASSROOM_STATE=$STATE CLASSROOM_HOME_ROOT=$HOMES CLASSROOM_TEACHER=$TEACHER CLASSROOM_LIB=$LIB
-# The image's warm Go build cache: every student's GOCACHE links to it (user_go_cache.py).
+# The image's warm Go build cache: copied at start onto the cache volume (the seed), which every
+# student's GOCACHE links to (user_go_cache.py).
 export CLASSROOM_SEED_GOCACHE=${CLASSROOM_SEED_GOCACHE:-${GOCACHE:-/home/jovyan/.cache/go-build}}
 
 say() { echo "classroom: $*"; }
@@ -110,7 +111,8 @@ printf '%s\n' "${names[@]}" >"$STATE/class-users.txt"
 say "${#names[@]} students + teacher $TEACHER: $made new homes, $kept kept, in $HOMES"
 say "login: ${CLASSROOM_AUTH:-firstuse}; idle servers stop after ${CLASSROOM_IDLE_TIMEOUT:-3600}s"
 
-say "$(python3 "$LIB/user_go_cache.py" --seed)"
+seeded=$(python3 "$LIB/user_go_cache.py" --seed) || die "the Go build cache's seed: $seeded"
+say "$seeded"
 
 # The class's cell builder (cellbuild.py): its own user, its own warm Go build cache; students
 # (group students) reach it through a socket in a directory only they and it can enter.

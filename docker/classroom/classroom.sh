@@ -150,7 +150,7 @@ up() {
   fi
   docker run -d --name "$name" --hostname "$name-$(date +%s)" \
     "${ports[@]}" --security-opt no-new-privileges \
-    -v "$name-home:/home/class" -v "$name-hub:/srv/jupyterhub" "${mounts[@]}" \
+    -v "$name-home:/home/class" -v "$name-hub:/srv/jupyterhub" -v "$name-gocache:/var/cache/attnbook/go-build" "${mounts[@]}" \
     -v "$class:/etc/attnbook-classroom/class.txt:ro" \
     --stop-timeout 60 --restart unless-stopped "${envs[@]}" "${limits[@]}" \
     "$image" >/dev/null
@@ -229,6 +229,6 @@ PY
     ;;
   destroy)
     [ "${1:-}" = --yes ] || die "destroy deletes every student's files: classroom.sh destroy --yes"
-    down; docker volume rm "$name-home" "$name-hub"; docker volume rm "$name-tls" >/dev/null 2>&1 || true ;;
+    down; docker volume rm "$name-home" "$name-hub"; docker volume rm "$name-gocache" "$name-tls" >/dev/null 2>&1 || true ;;
   *) sed -n '2,/^set -euo pipefail/{/^set/!p}' "$0"; [ -z "$cmd" ] || exit 2 ;;
 esac

@@ -255,7 +255,8 @@ _SERVER_FORK = _ServerFork()
 
 
 async def _pre_spawn(spawner):
-    """Links the image's warm Go build cache into the student's own GOCACHE (root, in the hub)."""
+    """Links the warm Go build cache (the image's, copied on the cache volume) into the student's own
+    GOCACHE (root, in the hub)."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable, os.path.join(LIB, "user_go_cache.py"), spawner.user.name,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)

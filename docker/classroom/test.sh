@@ -56,11 +56,11 @@ cleanup() {
   local rc=$?
   if docker inspect "$name" >/dev/null 2>&1; then
     [ "$rc" != 0 ] && { echo "--- last hub logs ---" >&2; docker logs --tail 60 "$name" >&2 2>&1 || true; }
-    if [ "$keep" = 1 ]; then echo "classroom-test: kept $name (volumes $name-home, $name-hub)" >&2
+    if [ "$keep" = 1 ]; then echo "classroom-test: kept $name (volumes $name-home, $name-hub, $name-gocache)" >&2
     else docker rm -f "$name" >/dev/null 2>&1 || true; fi
   fi
   docker rm -f "$name-client" >/dev/null 2>&1 || true
-  [ "$keep" = 1 ] || docker volume rm "$name-home" "$name-hub" >/dev/null 2>&1 || true
+  [ "$keep" = 1 ] || docker volume rm "$name-home" "$name-hub" "$name-gocache" >/dev/null 2>&1 || true
   [ -n "${watcher:-}" ] && kill "$watcher" 2>/dev/null || true
   [ "$made_data" = 1 ] && rm -rf "$root/docker/data"
   rm -rf "$tmp"
