@@ -12,7 +12,8 @@ read-only to students (nobody can poison another's cache), and Go only ever adds
 (content-addressed) to a cache directory. The seed is a copy, not the image's files themselves,
 because links must stay on one filesystem: on the volume a student's 4,500 links are plain
 syscalls, where in the container's own layer (Docker's fuse-overlayfs here) each was a trip
-through a FUSE daemon — 3.5-4.5 s and about 3 CPU-s per student, on the same cores as the class.
+through a FUSE daemon — 3.5-4.5 s and 1.1-1.3 CPU-s per student in the container, more in the
+daemon, on the same cores as the class.
 
 Go deletes cache files unused for 5 days (it tries to refresh a file's mtime on use; a student
 cannot on jovyan's files), so the seed's mtimes are refreshed here at most twice a day, and links
