@@ -67,6 +67,36 @@ func TestMHAImplementations(t *testing.T) {
 		t.Errorf("summary lacks the matmul against the peak:\n%s", summary)
 	}
 
+	// Section 4's prose quotes the summary's ratios: the chapter against PyTorch+OpenBLAS (full
+	// size both ways, quick size fwd+bwd), best against best, and the matrix product's share of
+	// the peak for GoMLX and for PyTorch+OpenBLAS.
+	prose4 := markdown(r, "## 4. What the numbers say")
+	quote := func(what, x string) {
+		t.Helper()
+		if !strings.Contains(summary, x) || !strings.Contains(prose4, strings.Replace(x, "x", "×", 1)) {
+			t.Errorf("section 4: %s %s is not both printed by the summary cell and quoted by the prose", what, x)
+		}
+	}
+	quick := docs.Runs["quick"]
+	quote("chapter ÷ PyTorch (OpenBLAS), full forward", benchdata.FormatRatio(ratio))
+	quote("chapter ÷ PyTorch (OpenBLAS), full fwd+bwd", benchdata.FormatRatio(full.Ratio("chapter", "go/go", "pytorch/openblas", benchdata.Backward)))
+	quote("chapter ÷ PyTorch (OpenBLAS), quick fwd+bwd", benchdata.FormatRatio(quick.Ratio("chapter", "go/go", "pytorch/openblas", benchdata.Backward)))
+	for _, mode := range []benchdata.Mode{benchdata.Forward, benchdata.Backward} {
+		g, p := full.Fastest("go/go", mode), full.Fastest("pytorch/openblas", mode)
+		quote("best against best, "+mode.Label(), benchdata.FormatRatio(g.MedianMS/p.MedianMS))
+	}
+	mm := docs.Runs["matmul"]
+	for _, key := range []string{"go/go", "pytorch/openblas"} {
+		res := mm.Find("2048", key, benchdata.Matmul)
+		if res == nil {
+			t.Fatalf("matmul run: no 2048 result for %s", key)
+		}
+		pct := fmt.Sprintf("%.1f", 100*res.GFLOPS/mm.Peak.GFLOPS)
+		if !strings.Contains(summary, pct+"% of peak") || !strings.Contains(prose4, pct+" %") {
+			t.Errorf("section 4: 2048³ on %s at %s %% of the peak is not both printed and quoted", key, pct)
+		}
+	}
+
 	// The current PyTorch (2.6, in its container) beside 1.13: its run's tables, and GoMLX's
 	// fastest against its F.scaled_dot_product_attention, forward and fwd+bwd, from the same file.
 	cur := docs.Runs["current-pytorch"]
@@ -74,12 +104,7 @@ func TestMHAImplementations(t *testing.T) {
 		t.Fatalf("docs/benchmarks.json has no current-pytorch run")
 	}
 	out := r.Find(t, `docs.Runs["current-pytorch"]`).Stdout
-	var prose string
-	for _, c := range r.Cells {
-		if c.Type == "markdown" && strings.HasPrefix(c.Source, "## 5. Against current PyTorch") {
-			prose = c.Source
-		}
-	}
+	prose := markdown(r, "## 5. Against current PyTorch")
 	if !strings.Contains(out, cur.TablesText()) || !strings.Contains(out, "PyTorch "+cur.Versions.PyTorchContainer+" in a container") {
 		t.Errorf("the current-PyTorch cell does not print its run's tables and versions:\n%s", out)
 	}
@@ -99,20 +124,41 @@ func TestMHAImplementations(t *testing.T) {
 			t.Errorf("the prose does not quote GoMLX's fastest ÷ PyTorch 2.6's SDPA, %s: %s", mode.Label(), quoted)
 		}
 	}
-	// "about four times as long as PyTorch 1.13 on the same chapter code forward, and longer
-	// still forward + backward"; "about half the time of its chapter code".
-	fwd := cur.Ratio("chapter", "pytorch/container-openblas", "pytorch/openblas", benchdata.Forward)
-	bwd := cur.Ratio("chapter", "pytorch/container-openblas", "pytorch/openblas", benchdata.Backward)
+	// The prose quotes the cell's ratios of PyTorch 2.6 to 1.13 on the same code, and "about half
+	// the time of its chapter code" for SDPA forward + backward.
 	var half float64
 	if a, b := cur.Find(benchdata.SDPARow, "pytorch/container-openblas", benchdata.Backward), cur.Find("chapter", "pytorch/container-openblas", benchdata.Backward); a != nil && b != nil {
 		half = a.MedianMS / b.MedianMS
 	}
-	if !(fwd >= 3.5 && fwd < 4.5) || !(bwd > fwd) || !(half > 0.4 && half < 0.6) {
-		t.Errorf("the prose's claims do not hold: chapter 2.6 ÷ 1.13 forward %.2f (about 4), fwd+bwd %.2f (more), SDPA ÷ chapter fwd+bwd %.2f (about half)", fwd, bwd, half)
+	if !(half > 0.4 && half < 0.6) {
+		t.Errorf("the prose's claim does not hold: SDPA ÷ chapter fwd+bwd in PyTorch 2.6 is %.2f (about half)", half)
 	}
-	if line := "forward  the same chapter code, PyTorch 2.6 ÷ PyTorch 1.13 (both OpenBLAS): " + benchdata.FormatRatio(fwd); !strings.Contains(out, line) {
-		t.Errorf("the current-PyTorch cell lacks %q", line)
+	for _, mode := range []benchdata.Mode{benchdata.Forward, benchdata.Backward} {
+		for _, impl := range []string{"chapter", "fast"} {
+			x := benchdata.FormatRatio(cur.Ratio(impl, "pytorch/container-openblas", "pytorch/openblas", mode))
+			if line := fmt.Sprintf("%-8s the same %s code, PyTorch 2.6 ÷ PyTorch 1.13 (both OpenBLAS): %s", mode.Label(), impl, x); !strings.Contains(out, line) {
+				t.Errorf("the current-PyTorch cell lacks %q", line)
+			}
+			if !strings.Contains(prose, strings.Replace(x, "x", "×", 1)) {
+				t.Errorf("the prose does not quote PyTorch 2.6 ÷ 1.13 on %s, %s: %s", impl, mode.Label(), x)
+			}
+		}
+		// And GoMLX's fastest against SDPA by the fastest runs.
+		fast, sdpa := cur.Fastest("go/go", mode), cur.Find(benchdata.SDPARow, "pytorch/container-openblas", mode)
+		if x := benchdata.FormatRatio(fast.MinMS / sdpa.MinMS); !strings.Contains(out, "by the fastest runs: GoMLX's "+fast.Impl) || !strings.Contains(prose, strings.Replace(x, "x", "×", 1)) {
+			t.Errorf("the cell or the prose lacks GoMLX's fastest ÷ SDPA by the fastest runs, %s: %s", mode.Label(), x)
+		}
 	}
+}
+
+// markdown is the source of r's markdown cell that starts with heading.
+func markdown(r *nbrun.Result, heading string) string {
+	for _, c := range r.Cells {
+		if c.Type == "markdown" && strings.HasPrefix(c.Source, heading) {
+			return c.Source
+		}
+	}
+	return ""
 }
 
 func keys(m map[string]*benchdata.Report) []string {
