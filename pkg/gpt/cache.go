@@ -255,14 +255,22 @@ func (m *Model) dense(scope *model.Scope, prefix string, x *Node) *Node {
 	return Add(y, ExpandLeftToRank(weight(scope, g, prefix+"/bias"), y.Rank())) // [..., out]
 }
 
-// rowsTimesT is x·wᵀ for a few rows x `[..., in]` and a weight w `[out, in]`, computed as
-// (w·xᵀ)ᵀ: the pure-Go backend's kernels multiply the whole weight by a few rows (the weight on
-// the left, its contracted axis last) 2.4–3.4× faster than they multiply a single row by wᵀ
-// (one token through notebook 10's 128×512 products, 2-core Zen 4). The result is `[..., out]`.
+// rowsTimesT is x·wᵀ for a few rows x `[..., in]` and a weight w `[out, in]`. A step of the cache
+// has one row (one token of one sequence): a product with one row reads every weight for a single
+// multiply-add, and the pure-Go backend's matrix kernels spend 2.4–3.4 times longer on it as x·wᵀ
+// than as (w·xᵀ)ᵀ, and longer again than as an elementwise product of w with the broadcast row
+// summed over in (notebook 10's model, 2-core Zen 4: a full block in 39 ms with (w·xᵀ)ᵀ, 26–29 ms
+// this way; the row is broadcast, not the weight, which a reshape would copy at every step). So
+// one row is multiplied that way, several rows as (w·xᵀ)ᵀ. The result is `[..., out]`.
 func rowsTimesT(x, w *Node) *Node {
 	dims := x.Shape().Dimensions
 	in, out := dims[len(dims)-1], w.Shape().Dim(0)
-	rows := Reshape(x, x.Shape().Size()/in, in)                             // [n, in]
-	y := Transpose(DotGeneral(w, []int{1}, nil, rows, []int{1}, nil), 0, 1) // [n, out]
-	return Reshape(y, append(slices.Clone(dims[:len(dims)-1]), out)...)     // [..., out]
+	n := x.Shape().Size() / in
+	var y *Node
+	if n == 1 {
+		y = ReduceSum(Mul(w, Reshape(x, 1, in)), 1) // [out]
+	} else {
+		y = Transpose(DotGeneral(w, []int{1}, nil, Reshape(x, n, in), []int{1}, nil), 0, 1) // [n, out]
+	}
+	return Reshape(y, append(slices.Clone(dims[:len(dims)-1]), out)...) // [..., out]
 }
