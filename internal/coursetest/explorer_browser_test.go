@@ -245,6 +245,10 @@ func TestExplorerInClassicNotebook(t *testing.T) {
 
 // playExplorer runs the tries and the live session in one front end.
 func playExplorer(t *testing.T, fe explorerFrontEnd, chromium, base, token string) {
+	// Stop the kernels through the server before the server stops (cleanups run last first): a
+	// server interrupted or killed leaves the kernels it has not finished stopping running, each
+	// in a session of its own, out of reach of the server's process group.
+	t.Cleanup(func() { stopKernels(base, token) })
 	browser := newExplorerBrowser(t, chromium)
 	// Each try gets a new tab; closing the old one skips its "Leave site?" question.
 	var ctx context.Context
@@ -729,6 +733,23 @@ func shutDownKernels(t *testing.T, base, token string) {
 	}
 	for _, s := range sessions {
 		req, _ := http.NewRequest(http.MethodDelete, base+"/api/sessions/"+s.ID+"?token="+token, nil)
+		if resp, err := apiClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+}
+
+// stopKernels shuts down every kernel of the server at base (DELETE /api/kernels/ID waits for the
+// kernel to stop, or kills it).
+func stopKernels(base, token string) {
+	var kernels []struct {
+		ID string `json:"id"`
+	}
+	if err := apiGet(base, token, "/api/kernels", &kernels); err != nil {
+		return
+	}
+	for _, k := range kernels {
+		req, _ := http.NewRequest(http.MethodDelete, base+"/api/kernels/"+k.ID+"?token="+token, nil)
 		if resp, err := apiClient.Do(req); err == nil {
 			resp.Body.Close()
 		}
