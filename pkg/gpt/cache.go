@@ -239,7 +239,7 @@ func (m *Model) cachedForward(scope *model.Scope, tokens, pos *Node, cache []*No
 	return attention.Linear(x, wte, nil), newCache // [B, T, V]
 }
 
-// dense is m.linear through the backend's matrix product (DotGeneral) at every size. The course's
+// dense is m.linear through the backend's products (rowsTimesT) at every size. The course's
 // attention.Linear sums products of up to 2^18 multiply-adds one by one in PyTorch's order, so
 // that the seeds' small examples print PyTorch's digits; a step's products are that small (one
 // token: 128×512 at most in notebook 10's model), and summed that way a step's products cost more
@@ -255,13 +255,13 @@ func (m *Model) dense(scope *model.Scope, prefix string, x *Node) *Node {
 	return Add(y, ExpandLeftToRank(weight(scope, g, prefix+"/bias"), y.Rank())) // [..., out]
 }
 
-// rowsTimesT is x·wᵀ for a few rows x `[..., in]` and a weight w `[out, in]`. A step of the cache
-// has one row (one token of one sequence): a product with one row reads every weight for a single
-// multiply-add, and the pure-Go backend's matrix kernels spend 2.4–3.4 times longer on it as x·wᵀ
-// than as (w·xᵀ)ᵀ, and longer again than as an elementwise product of w with the broadcast row
-// summed over in (notebook 10's model, 2-core Zen 4: a full block in 39 ms with (w·xᵀ)ᵀ, 26–29 ms
-// this way; the row is broadcast, not the weight, which a reshape would copy at every step). So
-// one row is multiplied that way, several rows as (w·xᵀ)ᵀ. The result is `[..., out]`.
+// rowsTimesT is x·wᵀ for a few rows x `[..., in]` and a weight w `[out, in]`; the result is
+// `[..., out]`. A step of the cache multiplies one row (one token of one sequence), which reads
+// every weight for a single multiply-add, and the pure-Go backend's matrix kernels are slow at that
+// shape: one 128×512 product took 50 µs as x·wᵀ, 16 µs as (w·xᵀ)ᵀ and 12 µs as w times the
+// broadcast row summed over in (2-core Zen 4; notebook 10's model then generates a full block in
+// 26–29 ms instead of 39 ms). So one row is multiplied that way — the row broadcast, not the
+// weight, which a reshape would copy at every step — and several rows as (w·xᵀ)ᵀ.
 func rowsTimesT(x, w *Node) *Node {
 	dims := x.Shape().Dimensions
 	in, out := dims[len(dims)-1], w.Shape().Dim(0)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/attnbook/attnbook/pkg/torchrand"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
 	"github.com/gomlx/gomlx/core/tensors"
 )
 
@@ -168,5 +169,31 @@ func BenchmarkGenerateBlock(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/block")
 		})
+	}
+}
+
+// TestRowsTimesT: one row (a step's product) and several rows give x·wᵀ, within float32 rounding
+// of the backend's DotGeneral.
+func TestRowsTimesT(t *testing.T) {
+	m, _ := tinyModel(t, 20)
+	w := tensors.FromValue([][]float32{{1, -2, 0.5}, {0.25, 3, -1}, {2, 2, 2}, {-0.5, 0, 1.5}}) // [out=4, in=3]
+	for _, x := range []*tensors.Tensor{
+		tensors.FromValue([][][]float32{{{0.1, -0.7, 2}}}),                                           // [1, 1, 3]: one row
+		tensors.FromValue([][][]float32{{{0.1, -0.7, 2}, {1, 1, 1}}, {{-3, 0.5, 0}, {2, -1, 0.25}}}), // [2, 2, 3]
+	} {
+		exec := MustNewExec(m.backend, func(x, w *Node) []*Node {
+			return []*Node{rowsTimesT(x, w), DotGeneral(x, []int{2}, nil, w, []int{1}, nil)}
+		})
+		out := exec.MustExec(x, w)
+		got, want := out[0], out[1]
+		if !slices.Equal(got.Shape().Dimensions, want.Shape().Dimensions) {
+			t.Fatalf("x %s: rowsTimesT is %s, want %s", x.Shape(), got.Shape(), want.Shape())
+		}
+		g, wf := tensors.MustCopyFlatData[float32](got), tensors.MustCopyFlatData[float32](want)
+		for i := range wf {
+			if math.Abs(float64(g[i]-wf[i])) > 1e-6*math.Max(1, math.Abs(float64(wf[i]))) {
+				t.Errorf("x %s: element %d is %g, want %g", x.Shape(), i, g[i], wf[i])
+			}
+		}
 	}
 }
