@@ -248,7 +248,7 @@ func playExplorer(t *testing.T, fe explorerFrontEnd, chromium, base, token strin
 	// Stop the kernels through the server before the server stops (cleanups run last first): a
 	// server interrupted or killed leaves the kernels it has not finished stopping running, each
 	// in a session of its own, out of reach of the server's process group.
-	t.Cleanup(func() { stopKernels(base, token) })
+	t.Cleanup(func() { _ = deleteAll(base, token, "kernels") })
 	browser := newExplorerBrowser(t, chromium)
 	// Each try gets a new tab; closing the old one skips its "Leave site?" question.
 	var ctx context.Context
@@ -329,7 +329,9 @@ func playExplorer(t *testing.T, fe explorerFrontEnd, chromium, base, token strin
 		t.Helper()
 		for attempt := 1; ; attempt++ {
 			newTab()
-			shutDownKernels(t, base, token)
+			if err := deleteAll(base, token, "sessions"); err != nil { // the next page load starts a fresh kernel
+				t.Fatal(err)
+			}
 			if err := chromedp.Run(ctx, chromedp.Navigate(fe.url(base, file, token))); err != nil {
 				t.Fatalf("%s: %v", fe.name, err)
 			}
@@ -722,38 +724,22 @@ func apiGet(base, token, path string, v any) error {
 	return json.NewDecoder(resp.Body).Decode(v)
 }
 
-// shutDownKernels stops every running kernel, so that the next page load starts a fresh one.
-func shutDownKernels(t *testing.T, base, token string) {
-	t.Helper()
-	var sessions []struct {
+// deleteAll deletes every item of the server's collection at base ("sessions": each session's
+// kernel stops with it; "kernels": DELETE /api/kernels/ID waits for the kernel to stop, or kills it).
+func deleteAll(base, token, collection string) error {
+	var items []struct {
 		ID string `json:"id"`
 	}
-	if err := apiGet(base, token, "/api/sessions", &sessions); err != nil {
-		t.Fatal(err)
+	if err := apiGet(base, token, "/api/"+collection, &items); err != nil {
+		return err
 	}
-	for _, s := range sessions {
-		req, _ := http.NewRequest(http.MethodDelete, base+"/api/sessions/"+s.ID+"?token="+token, nil)
+	for _, it := range items {
+		req, _ := http.NewRequest(http.MethodDelete, base+"/api/"+collection+"/"+it.ID+"?token="+token, nil)
 		if resp, err := apiClient.Do(req); err == nil {
 			resp.Body.Close()
 		}
 	}
-}
-
-// stopKernels shuts down every kernel of the server at base (DELETE /api/kernels/ID waits for the
-// kernel to stop, or kills it).
-func stopKernels(base, token string) {
-	var kernels []struct {
-		ID string `json:"id"`
-	}
-	if err := apiGet(base, token, "/api/kernels", &kernels); err != nil {
-		return
-	}
-	for _, k := range kernels {
-		req, _ := http.NewRequest(http.MethodDelete, base+"/api/kernels/"+k.ID+"?token="+token, nil)
-		if resp, err := apiClient.Do(req); err == nil {
-			resp.Body.Close()
-		}
-	}
+	return nil
 }
 
 // runWithin runs actions in the tab ctx, failing after limit (chromedp waits for a missing
