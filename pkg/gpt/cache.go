@@ -21,8 +21,9 @@ import (
 // earlier positions are the same as one step before. With a cache, every block's keys and values
 // are kept, `[1, H, BlockSize, hs]` each, and a step runs the model on the one new token: its
 // query attends to the cached keys, and its key and value are written into the cache at its
-// position. A prompt goes through once (the prefill: Forward's graph, which also returns the keys
-// and values), then each new token is one step.
+// position. A prompt of several tokens goes through once (the prefill: Forward's graph, which also
+// returns the keys and values), then each new token is one step; a one-token prompt is the first
+// step.
 //
 // The cache is our own, not GoMLX's ml/layers/attention/kvcache: that cache belongs to GoMLX's
 // attention layer (its scopes, rolling windows, attention sinks, padded bucket lengths), while
@@ -70,10 +71,12 @@ func (m *Model) generateCached(prompt []int32, n int, opts SampleOptions) ([]int
 				return nil, err
 			}
 			row = tensors.MustCopyFlatData[float32](logits)[(T-1)*V:]
-		case cache == nil:
+		case cache == nil && len(ids) > 1:
 			// Prefill: the prompt, padded to the block as the full path pads it, in one pass that
 			// also fills the cache. Causal attention ignores the padding, and the steps overwrite
-			// its keys and values before any query can see them.
+			// its keys and values before any query can see them. (A one-token prompt is just a
+			// step at position 0 on an empty cache: padding it to the block would compute 63
+			// positions that nothing reads.)
 			window := make([]int32, T)
 			copy(window, ids)
 			logits, c, err := m.decode("kv prefill", window, 0, nil)
@@ -83,7 +86,7 @@ func (m *Model) generateCached(prompt []int32, n int, opts SampleOptions) ([]int
 			cache = c
 			row = tensors.MustCopyFlatData[float32](logits)[(len(ids)-1)*V : len(ids)*V]
 		default:
-			// One step: the last token, at its position, against the cache.
+			// One step: the last token, at its position, against the cache (nil: empty).
 			pos := len(ids) - 1
 			logits, c, err := m.decode("kv step", ids[pos:], pos, cache)
 			if err != nil {
