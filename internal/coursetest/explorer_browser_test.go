@@ -170,7 +170,22 @@ func TestExplorerInJupyterLab(t *testing.T) {
 	up := exec.Command(bin, "up", "-lab", "-port", fmt.Sprint(freePort(t)))
 	up.Dir = root
 	logPath := filepath.Join(t.TempDir(), "up.log")
-	exited := startServer(t, up, logPath)
+	// Registered first, so it runs after the server has stopped: kernel up -lab removes its
+	// container when it stops (TestUpLab checks that); a container still there leaked.
+	t.Cleanup(func() {
+		out, _ := os.ReadFile(logPath)
+		name := regexp.MustCompile(`\(container (attnbook-lab-[0-9a-f]+-\d+)\)`).FindStringSubmatch(string(out))
+		if name == nil {
+			return
+		}
+		if ps, _ := exec.Command("docker", "ps", "-aq", "--filter", "name=^"+name[1]+"$").Output(); strings.TrimSpace(string(ps)) != "" {
+			t.Errorf("container %s is still there after kernel up -lab stopped: removing it", name[1])
+			exec.Command("docker", "rm", "-f", name[1]).Run()
+		}
+	})
+	// One Ctrl-C, as a student gives it; kernel up -lab's own relay kills the container's client
+	// 30 s after it.
+	exited := startServer(t, up, logPath, 1, 45*time.Second)
 	urlRE := regexp.MustCompile(`(http://127\.0\.0\.1:\d+)/lab/tree/attnbook/work\?token=([0-9a-f]+)`)
 	var m []string
 	for start := time.Now(); m == nil; time.Sleep(time.Second) {
@@ -235,7 +250,7 @@ func TestExplorerInClassicNotebook(t *testing.T) {
 		server.Args = append(server.Args, "--allow-root") // containers and CI machines run as root
 	}
 	server.Env = jupyterEnv(data, dir)
-	startServer(t, server, filepath.Join(dir, "server.log"))
+	startServer(t, server, filepath.Join(dir, "server.log"), 2, 10*time.Second)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	waitServer(t, base, token)
 	classic := classicNotebook
@@ -638,9 +653,11 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// startServer starts cmd with its output in logPath, and stops it (SIGINT, then SIGKILL) when
-// the test ends. The channel is closed when cmd exits.
-func startServer(t *testing.T, cmd *exec.Cmd, logPath string) <-chan struct{} {
+// startServer starts cmd with its output in logPath, and stops it when the test ends: interrupts
+// SIGINTs (the classic Notebook asks for confirmation on the first, so it takes two; `kernel up
+// -lab` takes one, a second kills its docker client and leaves the container running), then
+// SIGKILL after grace. The channel is closed when cmd exits.
+func startServer(t *testing.T, cmd *exec.Cmd, logPath string, interrupts int, grace time.Duration) <-chan struct{} {
 	t.Helper()
 	log, err := os.Create(logPath)
 	if err != nil {
@@ -653,11 +670,12 @@ func startServer(t *testing.T, cmd *exec.Cmd, logPath string) <-chan struct{} {
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Process.Signal(os.Interrupt) // the classic Notebook asks for confirmation on the first
+		for range interrupts {
+			cmd.Process.Signal(os.Interrupt)
+		}
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(grace):
 			cmd.Process.Kill()
 			<-done
 		}
