@@ -75,7 +75,7 @@ func (m *Model) generateCached(prompt []int32, n int, opts SampleOptions) ([]int
 			// Prefill: the prompt, padded to the block as the full path pads it, in one pass that
 			// also fills the cache. Causal attention ignores the padding, and the steps overwrite
 			// its keys and values before any query can see them. (A one-token prompt is just a
-			// step at position 0 on an empty cache: padding it to the block would compute 63
+			// step at position 0 on an empty cache: padding it to the block would compute T-1 more
 			// positions that nothing reads.)
 			window := make([]int32, T)
 			copy(window, ids)
