@@ -655,8 +655,8 @@ func freePort(t *testing.T) int {
 
 // startServer starts cmd with its output in logPath, and stops it when the test ends: interrupts
 // SIGINTs (the classic Notebook asks for confirmation on the first, so it takes two; `kernel up
-// -lab` takes one, a second kills its docker client and leaves the container running), then
-// SIGKILL after grace. The channel is closed when cmd exits.
+// -lab` takes one: a second kills its docker client, leaving the container to its deferred
+// `docker rm -f`), then SIGKILL after grace. The channel is closed when cmd exits.
 func startServer(t *testing.T, cmd *exec.Cmd, logPath string, interrupts int, grace time.Duration) <-chan struct{} {
 	t.Helper()
 	log, err := os.Create(logPath)
