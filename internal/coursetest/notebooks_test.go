@@ -113,6 +113,33 @@ func TestCommittedNotebooksHaveNoOutputs(t *testing.T) {
 	}
 }
 
+// TestRichOutputWaitsForGoNB: GoNB reads a cell's display data asynchronously, and a cell that
+// exits right after gonbui.DisplaySVG can lose the picture (CI lost notebook 12's second tile
+// picture under load). Notebook cells show pictures through pkg/display, whose Show helpers wait
+// until GoNB has taken the output; a cell that calls gonbui's Display functions itself must
+// also call gonbui.Sync.
+func TestRichOutputWaitsForGoNB(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join(nbrun.Root(t), "notebooks", "*.ipynb"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no notebooks found (%v)", err)
+	}
+	direct := regexp.MustCompile(`gonbui\.(Display|Update)[A-Za-z]*\(`)
+	for _, path := range paths {
+		nb, err := ipynb.Load(path)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		for i, c := range nb.Cells {
+			src := string(c.Source)
+			if c.CellType == "code" && direct.MatchString(src) && !strings.Contains(src, "gonbui.Sync()") {
+				t.Errorf("%s: cell %d (%q) calls %s without gonbui.Sync(): show it with display.ShowSVG / ShowHTML, which wait for GoNB",
+					filepath.Base(path), i, c.FirstLine(), direct.FindString(src))
+			}
+		}
+	}
+}
+
 // TestNotebookFolderHoldsOnlyNotebooks keeps Jupyter's file list to the learning path: every file in
 // notebooks/ is a numbered notebook NN_topic.ipynb.
 func TestNotebookFolderHoldsOnlyNotebooks(t *testing.T) {
