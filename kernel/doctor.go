@@ -181,9 +181,11 @@ func kernelSpecCheck(e *env, py *python) check {
 	switch {
 	case have.Argv[0] != want.Argv[0]:
 		c.Problem = "it serves one checkout for every notebook (written by an older attnbook): go run ./kernel setup"
-	case !reflect.DeepEqual(*have, want) || string(shim) != goShim(e.Go.GoBinary()) ||
+	case !reflect.DeepEqual(*have, want) || string(shim) != goShim(e.Go.GoBinary(), filepath.Join(dir, "bin", cellBuildName)) ||
 		string(launcher) != folderLauncher(filepath.Join(o.ToolDir, "gonb")):
 		c.Problem = "it is out of date: go run ./kernel setup"
+	case !executable(filepath.Join(dir, "bin", cellBuildName)):
+		c.Problem = "bin/" + cellBuildName + " is missing (cells build slower): go run ./kernel setup"
 	}
 	return c
 }
@@ -385,4 +387,10 @@ func ifThen(cond bool, s string) string {
 		return s
 	}
 	return ""
+}
+
+// executable reports whether path is a file someone may execute.
+func executable(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0
 }

@@ -179,6 +179,18 @@ func TestEditsUnderPkgShowOnNextCell(t *testing.T) {
 func Msg() string { return "%s" }
 `
 	writeFile(t, filepath.Join(root, "pkg", "hello", "hello.go"), fmt.Sprintf(hello, "v1"))
+	// run builds the kernel spec's cell builder from the checkout it serves.
+	src, err := filepath.Glob(filepath.Join("internal", "cellbuild", "*.go"))
+	if err != nil || len(src) == 0 {
+		t.Fatalf("kernel/internal/cellbuild: %v", err)
+	}
+	for _, f := range src {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(root, "kernel", f), string(data))
+	}
 	nbPath := filepath.Join(root, "notebooks", "edit.ipynb")
 	makeNotebook(t, nbPath,
 		"import \"github.com/attnbook/attnbook/pkg/hello\"\n\n%%\nfmt.Println(hello.Msg())",

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -98,7 +100,9 @@ func wantNoXLA() bool { return backend.Choose().Name() == "go" }
 // The spec puts bin/ of the spec directory first on $PATH; there a small `go` shim (goShim) runs
 // that one command and then adds `require github.com/attnbook/attnbook v0.0.0-…` and
 // `replace github.com/attnbook/attnbook => $ATTNBOOK_ROOT`, and copies the repository's go.sum.
-// Every other go command passes straight through to $GOROOT/bin/go. So every notebook imports
+// GoNB's `go build -o BIN` of a cell goes to bin/attnbook-cellbuild (kernel/internal/cellbuild),
+// which skips the go command when only the cell changed; every other go command passes straight
+// through to $GOROOT/bin/go. So every notebook imports
 // this repository's packages from its first cell, with nothing in the notebook, and an edit under
 // pkg/ shows at the next cell run (go build compiles the replaced directory from source).
 //
@@ -149,23 +153,34 @@ func newKernelSpec(o specOptions) kernelSpec {
 	}
 }
 
-// goShim is bin/go in the kernel spec directory; see newKernelSpec. Besides wiring the module in,
-// it skips GoNB's `go get` (run before every cell's build, 0.3–0.8 s) when it could not change
+// cellBuildName is the file name in the spec's bin/ of kernel/internal/cellbuild, which builds a
+// cell's program without the go command when only the cell changed (setup and run build it).
+const cellBuildName = "attnbook-cellbuild"
+
+// goShim is bin/go in the kernel spec directory; see newKernelSpec. It hands GoNB's
+// `go build -o BIN` of a cell to cellBuild (when that is executable), and besides wiring the
+// module in, it skips GoNB's `go get` (run before every cell's build, 0.3–0.8 s) when it could not change
 // anything: the temporary module's go.mod, go.sum and go.work and the repository's go.mod are as
 // the last `go get` that succeeded left them, and every non-standard-library import path of the
 // cell's Go files was already imported at a `go get` that succeeded since. Cells import different
 // subsets of the same packages (goimports keeps only what a cell uses), so comparing the import
 // declarations themselves ran `go get` for 7 of notebook 01's 18 cells; an import path never seen
 // before still gets its `go get`.
-func goShim(goBinary string) string {
+func goShim(goBinary, cellBuild string) string {
 	return fmt.Sprintf(`#!/bin/sh
 # Written by 'go run ./kernel setup' (attnbook). GoNB runs 'go mod init gonb_<id>' once per
 # kernel in its temporary module; right after it, wire the attnbook repository ($%[2]s) in.
 # GoNB also runs 'go get' before every cell's build: skip it when go.mod, go.sum and go.work are as
 # the last 'go get' that succeeded here left them and every import path outside the standard
 # library was imported at a 'go get' that succeeded since (.attnbook-go-get: that state's checksum,
-# then those paths). Every other go command goes straight to the real go.
+# then those paths). GoNB's 'go build -o BIN' goes to attnbook-cellbuild, which skips the go
+# command when only the cell changed. Every other go command goes straight to the real go.
 GO=%[1]s
+CELLBUILD=%[5]s
+if [ "$#" -eq 3 ] && [ "$1" = build ] && [ "$2" = -o ] && [ -n "$GONB_TMP_DIR" ] && [ -x "$CELLBUILD" ] &&
+	grep -q '^module gonb_' go.mod 2>/dev/null; then
+	exec "$CELLBUILD" "$GO" "$3"
+fi
 if [ "$#" -eq 3 ] && [ "$1" = mod ] && [ "$2" = init ] && [ -n "$GONB_TMP_DIR" ] && [ -n "$%[2]s" ]; then
 	case "$3" in gonb_*)
 		"$GO" "$@" || exit
@@ -193,7 +208,7 @@ if [ "$#" -eq 1 ] && [ "$1" = get ] && [ -n "$GONB_TMP_DIR" ] && [ -n "$%[2]s" ]
 	exit 0
 fi
 exec "$GO" "$@"
-`, shellQuote(goBinary), RootEnv, Module, pseudoVersion)
+`, shellQuote(goBinary), RootEnv, Module, pseudoVersion, shellQuote(cellBuild))
 }
 
 // launcherName is the folder launcher's file name in the spec's bin/.
@@ -240,7 +255,7 @@ func specFiles(o specOptions, goBinary string) (map[string]specFile, error) {
 	files := map[string]specFile{
 		"kernel.json":  {append(js, '\n'), 0o644},
 		"logo-svg.svg": {[]byte(logoSVG), 0o644},
-		"bin/go":       {[]byte(goShim(goBinary)), 0o755},
+		"bin/go":       {[]byte(goShim(goBinary, filepath.Join(o.SpecDir, "bin", cellBuildName))), 0o755},
 	}
 	if o.ByFolder {
 		files["bin/"+launcherName] = specFile{[]byte(folderLauncher(filepath.Join(o.ToolDir, "gonb"))), 0o755}
@@ -278,6 +293,17 @@ func writeSpecDir(o specOptions, goBinary string) (changed bool, err error) {
 		}
 	}
 	return changed, nil
+}
+
+// buildCellBuild builds kernel/internal/cellbuild (standard library only) into specDir's bin/.
+func buildCellBuild(ctx context.Context, e *env, specDir string) error {
+	cmd := exec.CommandContext(ctx, e.Go.GoBinary(), "build", "-o", filepath.Join(specDir, "bin", cellBuildName), "./kernel/internal/cellbuild")
+	cmd.Dir = e.Root
+	cmd.Env = append(e.Go.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building %s: %w\n%s", cellBuildName, err, out)
+	}
+	return nil
 }
 
 // jupyterDataDir is where the user's kernel specs live: what jupyter_core reports when Python

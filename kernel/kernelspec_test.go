@@ -109,7 +109,7 @@ func shimPrereqs(t *testing.T) (goBin, root string) {
 func TestGoShim(t *testing.T) {
 	goBin, root := shimPrereqs(t)
 	shim := filepath.Join(t.TempDir(), "go")
-	if err := os.WriteFile(shim, []byte(goShim(goBin)), 0o755); err != nil {
+	if err := os.WriteFile(shim, []byte(goShim(goBin, "")), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	run := func(dir string, env []string, args ...string) string {
@@ -178,7 +178,7 @@ func TestGoShimSkipsRepeatedGoGet(t *testing.T) {
 	logging := filepath.Join(bin, "logging-go")
 	writeFile(t, logging, "#!/bin/sh\necho \"$*\" >> "+shellQuote(log)+"\nexec "+shellQuote(goBin)+" \"$@\"\n")
 	shim := filepath.Join(bin, "go")
-	writeFile(t, shim, goShim(logging))
+	writeFile(t, shim, goShim(logging, ""))
 	for _, f := range []string{logging, shim} {
 		if err := os.Chmod(f, 0o755); err != nil {
 			t.Fatal(err)
@@ -354,5 +354,52 @@ func TestAttnbookSpecs(t *testing.T) {
 	}
 	if d := describeSpec(readSpec(filepath.Join(user, "attnbook-1234abcd"))); !strings.Contains(d, "serves /gone/checkout (not an attnbook checkout any more)") {
 		t.Errorf("describeSpec(pinned, gone) = %q", d)
+	}
+}
+
+// TestGoShimHandsCellBuildsToCellBuild: GoNB's `go build -o BIN` in its module goes to the cell
+// builder; a build with other arguments, outside a GoNB module, or with no cell builder goes to go.
+func TestGoShimHandsCellBuildsToCellBuild(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the shim is a POSIX shell script")
+	}
+	bin := t.TempDir()
+	fakeGo, cellBuild := filepath.Join(bin, "real-go"), filepath.Join(bin, cellBuildName)
+	writeFile(t, fakeGo, "#!/bin/sh\necho go \"$@\"\n")
+	writeFile(t, cellBuild, "#!/bin/sh\necho cellbuild \"$@\"\n")
+	shim := filepath.Join(bin, "go")
+	writeFile(t, shim, goShim(fakeGo, cellBuild))
+	for _, f := range []string{fakeGo, cellBuild, shim} {
+		if err := os.Chmod(f, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gonbMod, otherMod := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(gonbMod, "go.mod"), "module gonb_1234abcd\n")
+	writeFile(t, filepath.Join(otherMod, "go.mod"), "module example.com/x\n")
+	for _, tc := range []struct {
+		dir, tmpDir string
+		args        []string
+		want        string
+	}{
+		{gonbMod, gonbMod, []string{"build", "-o", "/t/gonb_1234abcd"}, "cellbuild " + fakeGo + " /t/gonb_1234abcd"},
+		{gonbMod, gonbMod, []string{"build", "-o", "/t/b", "-race"}, "go build -o /t/b -race"},
+		{gonbMod, gonbMod, []string{"test", "-c", "-o", "/t/b"}, "go test -c -o /t/b"},
+		{gonbMod, "", []string{"build", "-o", "/t/b"}, "go build -o /t/b"},
+		{otherMod, otherMod, []string{"build", "-o", "/t/b"}, "go build -o /t/b"},
+	} {
+		cmd := exec.Command(shim, tc.args...)
+		cmd.Dir = tc.dir
+		cmd.Env = append(os.Environ(), "GONB_TMP_DIR="+tc.tmpDir)
+		out, err := cmd.CombinedOutput()
+		if got := strings.TrimSpace(string(out)); err != nil || got != tc.want {
+			t.Errorf("shim %q in %s (GONB_TMP_DIR=%q): %q, %v; want %q", tc.args, tc.dir, tc.tmpDir, got, err, tc.want)
+		}
+	}
+	os.Remove(cellBuild)
+	cmd := exec.Command(shim, "build", "-o", "/t/b")
+	cmd.Dir, cmd.Env = gonbMod, append(os.Environ(), "GONB_TMP_DIR="+gonbMod)
+	if out, _ := cmd.CombinedOutput(); strings.TrimSpace(string(out)) != "go build -o /t/b" {
+		t.Errorf("without the cell builder the shim ran %q, want go build", out)
 	}
 }

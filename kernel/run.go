@@ -201,7 +201,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.Stderr, "run: %v\n", err)
 		return exitFail
 	}
-	jupyterPath, tmpDir, cleanup, err := privateKernel(e)
+	jupyterPath, tmpDir, cleanup, err := privateKernel(ctx, e)
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "run: kernel spec: %v\n", err)
 		return exitFail
@@ -255,7 +255,7 @@ func runPrerequisites(ctx context.Context, e *env) (*python, error) {
 // the $JUPYTER_PATH that puts it first, and a private $TMPDIR for the kernel: GoNB makes its module
 // (gonb_<id>/) and each cell's named pipes (gonb_pipe_*) there, and a kernel stopped by a timeout
 // or Ctrl-C leaves them behind; cleanup removes the lot.
-func privateKernel(e *env) (jupyterPath, tmpDir string, cleanup func(), err error) {
+func privateKernel(ctx context.Context, e *env) (jupyterPath, tmpDir string, cleanup func(), err error) {
 	dir, err := os.MkdirTemp("", "attnbook-run-")
 	if err != nil {
 		return "", "", nil, err
@@ -269,6 +269,10 @@ func privateKernel(e *env) (jupyterPath, tmpDir string, cleanup func(), err erro
 	o := e.specOptions(filepath.Join(dir, "kernels", KernelName), e.Root)
 	o.RawError = true
 	if _, err := writeSpecDir(o, e.Go.GoBinary()); err != nil {
+		cleanup()
+		return "", "", nil, err
+	}
+	if err := buildCellBuild(ctx, e, o.SpecDir); err != nil {
 		cleanup()
 		return "", "", nil, err
 	}

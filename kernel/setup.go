@@ -335,6 +335,9 @@ func registerKernel(ctx context.Context, e *env) (string, string, error) {
 	if err != nil {
 		return "", "", err
 	}
+	if err := buildCellBuild(ctx, e, dir); err != nil {
+		return "", "", err
+	}
 	detail := dir
 	if note != "" {
 		detail += "\n      " + note

@@ -1,0 +1,572 @@
+// Command cellbuild builds a GoNB cell's program, `go build -o BIN` in GoNB's temporary module,
+// and skips the go command when only the cell's own files changed since the last build.
+//
+// Usage (from the kernel spec's `go` shim, in the module's directory): cellbuild GO BIN
+//
+// The go command spends 0.1–0.25 s of every cell's build loading the ~200 packages a notebook
+// links and checking that none is stale, all of which were fresh a cell ago. After a build that
+// succeeds, cellbuild records what the go command would run for the next one (`go build -n`: the
+// main package's compile and link commands and their import configurations, which name the
+// dependencies' archives in the build cache) and a stamp of every dependency that lives outside
+// GOROOT and the module cache (names, sizes and modification times of its directory's files and
+// embedded files: the attnbook checkout a notebook edits). The next build runs those two commands
+// itself when nothing else could differ: the same environment (every GO* and CGO_* variable),
+// the same go.mod, go.sum and go.work, the same main-package files with no build constraint and
+// no import the last build did not link, unchanged stamps, every archive still in the cache. Anything else, and any
+// failure (a compile error included, so the message is the go command's own), goes to `go build`.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"go/build/constraint"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// stateDir, under the module's directory, holds the record and stands for the go command's
+// $WORK/b001 in the recorded commands.
+const stateDir = ".attnbook-build"
+
+// record is what the last successful build leaves for the next one.
+type record struct {
+	Key      string   // environment and module files (key)
+	Files    []string // the main package's Go files, as compiled ("./main.go")
+	Imports  []string // import paths the compile's import configuration provides
+	Compile  []string // compile command, run in the module's directory
+	Link     []string // link command; outPlaceholder stands for BIN
+	ToolEnv  []string // variables the go command gives its tools (GOROOT, GOEXPERIMENT, …)
+	Archives []string // the build cache files the import configurations name
+	Deps     []dep    // dependencies outside GOROOT and the module cache
+	Built    string   // the main package's sources and BIN as the last build left them
+}
+
+// dep is a dependency's directory, its embedded files (relative to it) and their stamp.
+type dep struct {
+	Dir    string
+	Embeds []string
+	Stamp  string
+}
+
+const outPlaceholder = "\x00out"
+
+func main() {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: cellbuild GO BIN (run in a GoNB module by the kernel spec's go shim)")
+		os.Exit(2)
+	}
+	goBin, out := os.Args[1], os.Args[2]
+	err := fastBuild(goBin, out)
+	trace("fast build", err)
+	if err == nil {
+		return
+	}
+	os.RemoveAll(stateDir)
+	// What the go command is about to run, asked before it runs it: once built, the main package
+	// is up to date and `go build -n` would show nothing to record.
+	r, cfgs, err := plan(goBin, out)
+	cmd := exec.Command(goBin, "build", "-o", out)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			os.Exit(exit.ExitCode())
+		}
+		fmt.Fprintln(os.Stderr, "cellbuild:", err)
+		os.Exit(1)
+	}
+	if err == nil {
+		if r.Built, err = built(r.Files, out); err == nil {
+			err = save(r, cfgs)
+		}
+	}
+	trace("record", err)
+}
+
+// trace reports a step's outcome on stderr when $ATTNBOOK_CELLBUILD_TRACE is set (tests, and
+// anyone asking why a cell took the go command's path).
+func trace(step string, err error) {
+	if os.Getenv("ATTNBOOK_CELLBUILD_TRACE") == "" {
+		return
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cellbuild: %s: no: %v\n", step, err)
+	} else {
+		fmt.Fprintf(os.Stderr, "cellbuild: %s: ok\n", step)
+	}
+}
+
+// fastBuild builds BIN from the record without the go command, or says why it can't.
+func fastBuild(goBin, out string) error {
+	data, err := os.ReadFile(filepath.Join(stateDir, "record.json"))
+	if err != nil {
+		return err
+	}
+	var r record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return err
+	}
+	if key, err := key(goBin); err != nil || key != r.Key {
+		return errors.New("environment or module files changed")
+	}
+	files, imports, err := mainPackage()
+	if err != nil {
+		return err
+	}
+	if !slices.Equal(files, r.Files) {
+		return errors.New("main package files changed")
+	}
+	for _, p := range imports {
+		if _, ok := slices.BinarySearch(r.Imports, p); !ok {
+			return fmt.Errorf("new import %q", p)
+		}
+	}
+	for _, d := range r.Deps {
+		if got, err := stamp(d.Dir, d.Embeds); err != nil || got != d.Stamp {
+			return fmt.Errorf("dependency %s changed", d.Dir)
+		}
+	}
+	for _, a := range r.Archives {
+		if _, err := os.Stat(a); err != nil {
+			return err
+		}
+	}
+	if built, err := built(r.Files, out); err == nil && built == r.Built {
+		return nil // the go command too would find nothing to do
+	}
+	env := append(os.Environ(), r.ToolEnv...)
+	if err := run(r.Compile, env); err != nil {
+		return err
+	}
+	tmp := out + ".cellbuild"
+	link := slices.Clone(r.Link)
+	for i, a := range link {
+		link[i] = strings.ReplaceAll(a, outPlaceholder, tmp)
+	}
+	if err := run(link, env); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		return err
+	}
+	if r.Built, err = built(r.Files, out); err != nil {
+		return err
+	}
+	return save(r, nil)
+}
+
+// built hashes the main package's files and BIN's size and modification time.
+func built(files []string, out string) (string, error) {
+	h := sha256.New()
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", f, len(data))
+		h.Write(data)
+	}
+	info, err := os.Stat(out)
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(h, "%v %d %d\n", info.Mode(), info.Size(), info.ModTime().UnixNano())
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func run(argv, env []string) error {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %w\n%s", filepath.Base(argv[0]), err, out)
+	}
+	return nil
+}
+
+// key hashes what decides the build besides the sources: the go command, every GO* and CGO_*
+// variable but GoNB's own and the ones read only when a program runs, and the module files.
+func key(goBin string) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n", goBin)
+	env := os.Environ()
+	slices.Sort(env)
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if (strings.HasPrefix(name, "GO") || strings.HasPrefix(name, "CGO_")) && !runtimeOnly(name) {
+			fmt.Fprintf(h, "%q\n", kv)
+		}
+	}
+	for _, f := range []string{"go.mod", "go.sum", "go.work", "go.work.sum"} {
+		data, err := os.ReadFile(f)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", f, len(data))
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func runtimeOnly(name string) bool {
+	switch name {
+	case "GODEBUG", "GOTRACEBACK", "GOMAXPROCS", "GOGC", "GOMEMLIMIT":
+		return true
+	}
+	return strings.HasPrefix(name, "GONB_") || strings.HasPrefix(name, "GOMLX_")
+}
+
+// mainPackage lists the module directory's non-test Go files ("./main.go", sorted) and their
+// import paths (sorted, unique). A build constraint or cgo makes it an error: the go command
+// decides those.
+func mainPackage() (files, imports []string, err error) {
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		return nil, nil, err
+	}
+	fset := token.NewFileSet()
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly|parser.ParseComments)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, g := range f.Comments {
+			for _, c := range g.List {
+				if constraint.IsGoBuild(c.Text) || constraint.IsPlusBuild(c.Text) || strings.HasPrefix(c.Text, "//go:embed") {
+					return nil, nil, fmt.Errorf("%s: build constraint or embed", name)
+				}
+			}
+		}
+		for _, s := range f.Imports {
+			p, err := strconv.Unquote(s.Path.Value)
+			if err != nil || p == "C" {
+				return nil, nil, fmt.Errorf("%s: import %s", name, s.Path.Value)
+			}
+			imports = append(imports, p)
+		}
+		files = append(files, "./"+name)
+	}
+	slices.Sort(imports)
+	return files, slices.Compact(imports), nil
+}
+
+// stamp hashes the names, sizes and modification times of dir's files and of its embedded
+// files (paths relative to dir).
+func stamp(dir string, embeds []string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%q %v %d %d\n", e.Name(), info.Mode(), info.Size(), info.ModTime().UnixNano())
+	}
+	for _, f := range embeds {
+		info, err := os.Stat(filepath.Join(dir, f))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "embed %q %d %d\n", f, info.Size(), info.ModTime().UnixNano())
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// plan reads what `go build -o out` will run and stamps the dependencies; see the package
+// comment. An error means the build can't be recorded.
+func plan(goBin, out string) (r record, cfgs map[string]string, err error) {
+	k, err := key(goBin)
+	if err != nil {
+		return r, nil, err
+	}
+	files, imports, err := mainPackage()
+	if err != nil {
+		return r, nil, err
+	}
+	env, err := goOutput(goBin, "env", "-json", "GOROOT", "GOMODCACHE", "GOOS", "GOARCH", "GOAMD64", "GOEXPERIMENT", "GOFIPS140", "CGO_ENABLED")
+	if err != nil {
+		return r, nil, err
+	}
+	var goEnv map[string]string
+	if err := json.Unmarshal(env, &goEnv); err != nil {
+		return r, nil, err
+	}
+	// The stamps are taken before `go build -n`: a dependency edited after them makes -n show its
+	// compile (nothing recorded), or differs from its stamp at the next build.
+	list, err := goOutput(goBin, "list", "-deps", "-f", "{{if not .Standard}}{{.Dir}}{{range .EmbedFiles}}\t{{.}}{{end}}{{end}}", ".")
+	if err != nil {
+		return r, nil, err
+	}
+	var deps []dep
+	cwd, err := os.Getwd()
+	if err != nil {
+		return r, nil, err
+	}
+	for line := range strings.Lines(string(list)) {
+		fields := strings.Split(strings.TrimSuffix(line, "\n"), "\t")
+		dir := fields[0]
+		if dir == "" || dir == cwd || within(dir, goEnv["GOROOT"]) || within(dir, goEnv["GOMODCACHE"]) {
+			continue
+		}
+		st, err := stamp(dir, fields[1:])
+		if err != nil {
+			return r, nil, err
+		}
+		deps = append(deps, dep{dir, fields[1:], st})
+	}
+	script, err := goOutput(goBin, "build", "-n", "-o", out)
+	if err != nil {
+		return r, nil, err
+	}
+	r, cfgs, err = parseScript(string(script), cwd, out)
+	if err != nil {
+		return r, nil, err
+	}
+	if !slices.Equal(r.Files, files) {
+		return r, nil, fmt.Errorf("go build -n compiles %q, the directory has %q", r.Files, files)
+	}
+	for _, p := range imports {
+		if _, ok := slices.BinarySearch(r.Imports, p); !ok {
+			return r, nil, fmt.Errorf("go build -n does not import %q", p)
+		}
+	}
+	r.Key, r.Deps = k, deps
+	for _, name := range []string{"GOROOT", "GOOS", "GOARCH", "GOAMD64", "GOEXPERIMENT", "GOFIPS140", "CGO_ENABLED"} {
+		r.ToolEnv = append(r.ToolEnv, name+"="+goEnv[name])
+	}
+	return r, cfgs, nil
+}
+
+// save writes the record and its import configurations under stateDir.
+func save(r record, cfgs map[string]string) error {
+	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+		return err
+	}
+	for name, content := range cfgs {
+		if err := os.WriteFile(filepath.Join(stateDir, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(stateDir, "record.json.tmp")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(stateDir, "record.json"))
+}
+
+func within(dir, root string) bool {
+	return root != "" && (dir == root || strings.HasPrefix(dir, root+string(filepath.Separator)))
+}
+
+func goOutput(goBin string, args ...string) ([]byte, error) {
+	cmd := exec.Command(goBin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if args[0] == "build" {
+		out = stderr.Bytes() // -n prints its script on stderr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, stderr.Bytes())
+	}
+	return out, nil
+}
+
+// parseScript reads `go build -n -o BIN`'s script (run in dir) for a main package whose dependencies are all
+// built: it must compile only $WORK/b001 (in dir) and link it, nothing else. It returns the
+// record's commands, files, imports and archives, and the import configurations by file name.
+func parseScript(script, dir, out string) (r record, cfgs map[string]string, err error) {
+	cfgs = map[string]string{}
+	work := "$WORK/b001"
+	abs, err := filepath.Abs(stateDir)
+	if err != nil {
+		return r, nil, err
+	}
+	sub := func(words []string) []string {
+		for i, w := range words {
+			w = strings.ReplaceAll(w, work+"/exe/a.out", outPlaceholder)
+			words[i] = strings.ReplaceAll(w, work, abs)
+		}
+		return words
+	}
+	cd := ""
+	sc := bufio.NewScanner(strings.NewReader(script))
+	sc.Buffer(nil, 1<<24) // importcfg.link's modinfo line is long
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "mkdir -p "+work) ||
+			strings.HasPrefix(line, "go tool buildid -w "+work) || strings.HasPrefix(line, "mv "+work+"/exe/a.out ") ||
+			line == "rm -rf "+work+"/" || line == "mkdir -p "+filepath.Dir(out)+"/":
+		case strings.HasPrefix(line, "cd "):
+			cd = strings.TrimPrefix(line, "cd ")
+		case strings.HasPrefix(line, "cat >"+work+"/"):
+			name, _, _ := strings.Cut(strings.TrimPrefix(line, "cat >"+work+"/"), " ")
+			if name != "importcfg" && name != "importcfg.link" {
+				return r, nil, fmt.Errorf("unexpected file %s", name)
+			}
+			var b strings.Builder
+			for sc.Scan() && sc.Text() != "EOF" {
+				b.WriteString(sc.Text() + "\n")
+			}
+			cfgs[name] = strings.ReplaceAll(b.String(), work, abs)
+		default:
+			words, err := splitShell(line)
+			if err != nil {
+				return r, nil, err
+			}
+			var env []string
+			for len(words) > 0 && strings.Contains(words[0], "=") && !strings.HasPrefix(words[0], "/") {
+				env, words = append(env, words[0]), words[1:]
+			}
+			switch tool := filepath.Base(words[0]); {
+			case tool == "compile" && r.Compile == nil && cd == dir && len(env) == 0:
+				r.Compile, r.Files, err = compileCommand(sub(words))
+			case tool == "link" && r.Link == nil && r.Compile != nil && len(env) == 1 && strings.HasPrefix(env[0], "GOROOT="):
+				r.Link = dropBuildID(sub(words))
+			default:
+				return r, nil, fmt.Errorf("unexpected step: %.80s", line)
+			}
+			if err != nil {
+				return r, nil, err
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return r, nil, err
+	}
+	if r.Compile == nil || r.Link == nil || cfgs["importcfg"] == "" || cfgs["importcfg.link"] == "" {
+		return r, nil, errors.New("no compile and link of the main package alone")
+	}
+	// The compile may import any package the link already links, not only the cell's imports of
+	// the moment: cells import different subsets of the same packages (goimports keeps what a
+	// cell uses). So the compile's import configuration is the link's, less the main package.
+	link := "# import config\n"
+	for line := range strings.Lines(cfgs["importcfg.link"]) {
+		p, file, ok := strings.Cut(strings.TrimPrefix(strings.TrimSuffix(line, "\n"), "packagefile "), "=")
+		if !ok || !strings.HasPrefix(line, "packagefile ") || within(file, abs) {
+			continue
+		}
+		link += line
+		r.Imports = append(r.Imports, p)
+		r.Archives = append(r.Archives, file)
+	}
+	for line := range strings.Lines(cfgs["importcfg"]) {
+		if !strings.HasPrefix(line, "#") && !strings.Contains(link, "\n"+line) {
+			return r, nil, fmt.Errorf("the compile's import configuration has %q, the link's not", strings.TrimSpace(line))
+		}
+	}
+	cfgs["importcfg"] = link
+	slices.Sort(r.Imports)
+	slices.Sort(r.Archives)
+	r.Archives = slices.Compact(r.Archives)
+	return r, cfgs, nil
+}
+
+// compileCommand checks the main package's compile command (only an import configuration, no
+// assembly, cgo or embedded files) and returns it without its build ID, and its Go files.
+func compileCommand(words []string) (argv, files []string, err error) {
+	argv = dropBuildID(words)
+	for _, w := range argv {
+		if w == "-embedcfg" || w == "-asmhdr" || w == "-symabis" {
+			return nil, nil, fmt.Errorf("compile %s", w)
+		}
+	}
+	i := slices.Index(argv, "-pack")
+	if i < 0 {
+		return nil, nil, errors.New("compile without -pack")
+	}
+	files = argv[i+1:]
+	if len(files) == 0 {
+		return nil, nil, errors.New("compile without files")
+	}
+	return argv, slices.Sorted(slices.Values(files)), nil
+}
+
+// dropBuildID removes `-buildid ID` and `-buildid=ID`: the go command's cache keys, not needed to
+// run the program.
+func dropBuildID(words []string) []string {
+	var out []string
+	for i := 0; i < len(words); i++ {
+		switch {
+		case words[i] == "-buildid" && i+1 < len(words):
+			i++
+		case strings.HasPrefix(words[i], "-buildid="):
+		default:
+			out = append(out, words[i])
+		}
+	}
+	return out
+}
+
+// splitShell splits a command line the way the go command quotes it in -n scripts: words
+// separated by spaces, 'single' and "double" quotes (backslash escapes inside double quotes).
+func splitShell(line string) ([]string, error) {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; c {
+		case ' ', '\t':
+			if inWord {
+				words, inWord = append(words, w.String()), false
+				w.Reset()
+			}
+		case '\'':
+			j := strings.IndexByte(line[i+1:], '\'')
+			if j < 0 {
+				return nil, errors.New("unterminated quote")
+			}
+			w.WriteString(line[i+1 : i+1+j])
+			i, inWord = i+1+j, true
+		case '"':
+			i++
+			for ; i < len(line) && line[i] != '"'; i++ {
+				if line[i] == '\\' && i+1 < len(line) {
+					i++
+				}
+				w.WriteByte(line[i])
+			}
+			if i >= len(line) {
+				return nil, errors.New("unterminated quote")
+			}
+			inWord = true
+		case '\\':
+			if i+1 < len(line) {
+				i++
+				w.WriteByte(line[i])
+			}
+			inWord = true
+		default:
+			w.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words, nil
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestCellBuild builds a GoNB-like module (gonb_test, requiring example.com/lib replaced by a
+// directory beside it, as the kernel wires attnbook in) through the built command, cell after
+// cell, and checks which path each build took ($ATTNBOOK_CELLBUILD_TRACE) and what the program
+// prints: the recorded fast path for a changed cell, the go command whenever anything else
+// changed, the go command's own message for a compile error.
+func TestCellBuild(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("GoNB's kernel runs on POSIX systems")
+	}
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if out, err := exec.Command(goBin, "env", "GOROOT").Output(); err == nil {
+		goBin = filepath.Join(strings.TrimSpace(string(out)), "bin", "go")
+	}
+	tmp := t.TempDir()
+	helper := filepath.Join(tmp, "cellbuild")
+	if out, err := exec.Command(goBin, "build", "-o", helper, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	lib, mod := filepath.Join(tmp, "lib"), filepath.Join(tmp, "gonb_test")
+	write := func(path, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(lib, "go.mod"), "module example.com/lib\n\ngo 1.22\n")
+	write(filepath.Join(lib, "lib.go"), "package lib\n\nimport _ \"embed\"\n\n//go:embed data/word.txt\nvar Word string\n\nfunc V() string { return \"v1 \" + Word }\n")
+	write(filepath.Join(lib, "data", "word.txt"), "apple")
+	write(filepath.Join(mod, "go.mod"), "module gonb_test\n\ngo 1.22\n\nrequire example.com/lib v0.0.0\n\nreplace example.com/lib => ../lib\n")
+	env := append(os.Environ(), "ATTNBOOK_CELLBUILD_TRACE=1", "GOFLAGS=-mod=mod", "GOPROXY=off", "CGO_ENABLED=0")
+
+	imports := "\"fmt\"\n\n\t\"example.com/lib\""
+	cell := func(body string) {
+		write(filepath.Join(mod, "main.go"), "package main\n\nimport (\n\t"+imports+"\n)\n\nfunc main() {\n"+body+"\n}\n")
+	}
+	bin := filepath.Join(mod, "gonb_test")
+	build := func(env []string) (trace string, ok bool) {
+		t.Helper()
+		os.Remove(bin)
+		cmd := exec.Command(helper, goBin, bin)
+		cmd.Dir, cmd.Env = mod, env
+		out, err := cmd.CombinedOutput()
+		return string(out), err == nil
+	}
+	// path is how the build must go: "fast", "recorded" (the go command, then recorded) or "go"
+	// (the go command, not recorded: it also rebuilt a dependency, so -n showed more than the cell).
+	step := func(what, body string, env []string, path, want string) {
+		t.Helper()
+		if body != "" {
+			cell(body)
+		}
+		trace, ok := build(env)
+		if !ok {
+			t.Fatalf("%s: the build failed:\n%s", what, trace)
+		}
+		got := "go"
+		switch {
+		case strings.Contains(trace, "fast build: ok"):
+			got = "fast"
+		case strings.Contains(trace, "record: ok"):
+			got = "recorded"
+		}
+		if got != path {
+			t.Errorf("%s: build path %s, want %s:\n%s", what, got, path, trace)
+		}
+		out, err := exec.Command(bin).CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != want {
+			t.Errorf("%s: the program printed %q (%v), want %q", what, out, err, want)
+		}
+	}
+	step("first cell", `fmt.Println(lib.V(), 1)`, env, "go", "v1 apple 1") // builds lib too
+	step("second cell", `fmt.Println(lib.V(), 1.5)`, env, "recorded", "v1 apple 1.5")
+	step("changed cell", `fmt.Println(lib.V(), 2)`, env, "fast", "v1 apple 2")
+	step("same cell again", "", env, "fast", "v1 apple 2")
+	write(filepath.Join(lib, "lib.go"), "package lib\n\nimport _ \"embed\"\n\n//go:embed data/word.txt\nvar Word string\n\nfunc V() string { return \"v2 \" + Word }\n")
+	step("dependency edited", "", env, "go", "v2 apple 2")
+	step("cell after it", `fmt.Println(lib.V(), 3)`, env, "recorded", "v2 apple 3")
+	write(filepath.Join(lib, "data", "word.txt"), "pear!")
+	step("embedded file edited", "", env, "go", "v2 pear! 3")
+	write(filepath.Join(lib, "extra.go"), "package lib\n\nfunc init() { Word += \"+\" }\n")
+	step("file added to a dependency", "", env, "go", "v2 pear!+ 3")
+	imports = "\"fmt\"\n\t\"strings\"\n\n\t\"example.com/lib\""
+	step("new import", `fmt.Println(lib.V(), strings.ToUpper("three"))`, env, "recorded", "v2 pear!+ THREE")
+	imports = "\"fmt\"\n\t\"unicode/utf8\"\n\n\t\"example.com/lib\""
+	step("an import the program already links", `fmt.Println(lib.V(), utf8.RuneLen('x'))`, env, "fast", "v2 pear!+ 1")
+	step("environment changed", "", append(slices.Clone(env), "GOFLAGS=-mod=mod -ldflags=-s"), "recorded", "v2 pear!+ 1")
+	imports = "\"fmt\"\n\n\t\"example.com/lib\""
+	step("environment back, imports fewer", `fmt.Println(lib.V(), 4)`, env, "recorded", "v2 pear!+ 4")
+	step("the next cell", `fmt.Println(lib.V(), 5)`, env, "fast", "v2 pear!+ 5")
+
+	cell(`fmt.Println(lib.V(), undefinedName)`)
+	trace, ok := build(env)
+	if ok {
+		t.Fatalf("a cell with an undefined name built:\n%s", trace)
+	}
+	for _, want := range []string{"# gonb_test\n./main.go:10:", ": undefined: undefinedName"} {
+		if !strings.Contains(trace, want) {
+			t.Errorf("compile error: output lacks the go command's %q:\n%s", want, trace)
+		}
+	}
+	step("fixed cell", `fmt.Println(lib.V(), 6)`, env, "recorded", "v2 pear!+ 6")
+	write(filepath.Join(mod, "other.go"), "package main\n\nvar _ = 1\n")
+	step("second file in the main package", `fmt.Println(lib.V(), 7)`, env, "recorded", "v2 pear!+ 7")
+	step("and a cell after it", `fmt.Println(lib.V(), 8)`, env, "fast", "v2 pear!+ 8")
+
+	// Nothing changed and BIN is there: nothing to do, as for the go command.
+	trace, ok = build(env) // build removes BIN first: a fast build
+	before, err := os.Stat(bin)
+	if !ok || err != nil || !strings.Contains(trace, "fast build: ok") {
+		t.Fatalf("rebuilding BIN: %v %v\n%s", ok, err, trace)
+	}
+	cmd := exec.Command(helper, goBin, bin)
+	cmd.Dir, cmd.Env = mod, env
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "fast build: ok") {
+		t.Fatalf("building again: %v\n%s", err, out)
+	}
+	if after, err := os.Stat(bin); err != nil || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("an up-to-date BIN was built again (modified %v, then %v)", before.ModTime(), after.ModTime())
+	}
+}
+
+func TestSplitShell(t *testing.T) {
+	for line, want := range map[string][]string{
+		`compile -o $WORK/b001/_pkg_.a -trimpath "$WORK/b001=>" -p main`: {"compile", "-o", "$WORK/b001/_pkg_.a", "-trimpath", "$WORK/b001=>", "-p", "main"},
+		`GOROOT='/go root' /x/link -o a\ b "q\"uote"`:                    {"GOROOT=/go root", "/x/link", "-o", "a b", `q"uote`},
+	} {
+		got, err := splitShell(line)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("splitShell(%q) = %q, %v; want %q", line, got, err, want)
+		}
+	}
+	if _, err := splitShell(`a "b`); err == nil {
+		t.Error(`splitShell("a \"b") gave no error`)
+	}
+}
