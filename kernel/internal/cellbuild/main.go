@@ -4,16 +4,17 @@
 // Usage (from the kernel spec's `go` shim, in the module's directory): cellbuild GO BIN
 //
 // The go command spends 0.1–0.25 s of every cell's build loading the ~200 packages a notebook
-// links and checking that none is stale, all of which were fresh a cell ago. After a build that
-// succeeds, cellbuild records what the go command would run for the next one (`go build -n`: the
+// links and checking that none is stale, all of which were fresh a cell ago. When the go command
+// builds a cell, cellbuild stamps every dependency that lives outside GOROOT and the module cache
+// first (names, sizes and modification times of its directory's files and embedded files: the
+// attnbook checkout a notebook edits), then records what the go command ran (`go build -x`: the
 // main package's compile and link commands and their import configurations, which name the
-// dependencies' archives in the build cache) and a stamp of every dependency that lives outside
-// GOROOT and the module cache (names, sizes and modification times of its directory's files and
-// embedded files: the attnbook checkout a notebook edits). The next build runs those two commands
-// itself when nothing else could differ: the same environment (every GO* and CGO_* variable),
-// the same go.mod, go.sum and go.work, the same main-package files with no build constraint and
-// no import the last build did not link, unchanged stamps, every archive still in the cache. Anything else, and any
-// failure (a compile error included, so the message is the go command's own), goes to `go build`.
+// dependencies' archives in the build cache). The next build runs those two commands itself when
+// nothing else could differ: the same environment (every GO* and CGO_* variable), the same
+// go.mod, go.sum and go.work, the same main-package files with no build constraint and no import
+// the last build did not link, unchanged stamps, every archive still in the cache. Anything
+// else, and any failure (a compile error included, so the message is the go command's own), goes
+// to `go build`; a build that also compiled a dependency is not recorded.
 package main
 
 import (
@@ -74,25 +75,43 @@ func main() {
 		return
 	}
 	os.RemoveAll(stateDir)
-	// What the go command is about to run, asked before it runs it: once built, the main package
-	// is up to date and `go build -n` would show nothing to record.
-	r, cfgs, err := plan(goBin, out)
-	cmd := exec.Command(goBin, "build", "-o", out)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			os.Exit(exit.ExitCode())
-		}
-		fmt.Fprintln(os.Stderr, "cellbuild:", err)
-		os.Exit(1)
+	// Stamp the dependencies before the go command reads them: one edited after that either makes
+	// the build compile it (nothing recorded) or differs from its stamp at the next build.
+	r, err := prepare(goBin)
+	if err != nil {
+		trace("record", err)
+		os.Exit(goBuild(goBin, out))
 	}
-	if err == nil {
+	// -x: the commands it runs, to record; a failed build is run again without -x, so that its
+	// message is the go command's own.
+	cmd := exec.Command(goBin, "build", "-x", "-o", out)
+	var script bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, &script
+	if err := cmd.Run(); err != nil {
+		os.Exit(goBuild(goBin, out))
+	}
+	var cfgs map[string]string
+	if cfgs, err = r.commands(script.String(), out); err == nil {
 		if r.Built, err = built(r.Files, out); err == nil {
 			err = save(r, cfgs)
 		}
 	}
 	trace("record", err)
+}
+
+// goBuild runs `go build -o out` and returns its exit code.
+func goBuild(goBin, out string) int {
+	cmd := exec.Command(goBin, "build", "-o", out)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode()
+		}
+		fmt.Fprintln(os.Stderr, "cellbuild:", err)
+		return 1
+	}
+	return 0
 }
 
 // trace reports a step's outcome on stderr when $ATTNBOOK_CELLBUILD_TRACE is set (tests, and
@@ -291,35 +310,34 @@ func stamp(dir string, embeds []string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// plan reads what `go build -o out` will run and stamps the dependencies; see the package
-// comment. An error means the build can't be recorded.
-func plan(goBin, out string) (r record, cfgs map[string]string, err error) {
-	k, err := key(goBin)
-	if err != nil {
-		return r, nil, err
+// prepare starts a record before a build: its key, the main package's files and imports, the
+// tools' environment and the stamps of the dependencies outside GOROOT and the module cache.
+func prepare(goBin string) (r record, err error) {
+	if r.Key, err = key(goBin); err != nil {
+		return r, err
 	}
-	files, imports, err := mainPackage()
-	if err != nil {
-		return r, nil, err
+	var imports []string
+	if r.Files, imports, err = mainPackage(); err != nil {
+		return r, err
 	}
 	env, err := goOutput(goBin, "env", "-json", "GOROOT", "GOMODCACHE", "GOOS", "GOARCH", "GOAMD64", "GOEXPERIMENT", "GOFIPS140", "CGO_ENABLED")
 	if err != nil {
-		return r, nil, err
+		return r, err
 	}
 	var goEnv map[string]string
 	if err := json.Unmarshal(env, &goEnv); err != nil {
-		return r, nil, err
+		return r, err
 	}
-	// The stamps are taken before `go build -n`: a dependency edited after them makes -n show its
-	// compile (nothing recorded), or differs from its stamp at the next build.
+	for _, name := range []string{"GOROOT", "GOOS", "GOARCH", "GOAMD64", "GOEXPERIMENT", "GOFIPS140", "CGO_ENABLED"} {
+		r.ToolEnv = append(r.ToolEnv, name+"="+goEnv[name])
+	}
 	list, err := goOutput(goBin, "list", "-deps", "-f", "{{if not .Standard}}{{.Dir}}{{range .EmbedFiles}}\t{{.}}{{end}}{{end}}", ".")
 	if err != nil {
-		return r, nil, err
+		return r, err
 	}
-	var deps []dep
 	cwd, err := os.Getwd()
 	if err != nil {
-		return r, nil, err
+		return r, err
 	}
 	for line := range strings.Lines(string(list)) {
 		fields := strings.Split(strings.TrimSuffix(line, "\n"), "\t")
@@ -329,31 +347,40 @@ func plan(goBin, out string) (r record, cfgs map[string]string, err error) {
 		}
 		st, err := stamp(dir, fields[1:])
 		if err != nil {
-			return r, nil, err
+			return r, err
 		}
-		deps = append(deps, dep{dir, fields[1:], st})
+		r.Deps = append(r.Deps, dep{dir, fields[1:], st})
 	}
-	script, err := goOutput(goBin, "build", "-n", "-o", out)
+	r.Imports = imports // checked against the link's packages in commands
+	return r, nil
+}
+
+// commands completes the record from `go build -x -o out`'s script (run in the module's
+// directory), and returns the import configurations by file name.
+func (r *record) commands(script, out string) (map[string]string, error) {
+	work, rest, ok := strings.Cut(script, "\n")
+	if !strings.HasPrefix(work, "WORK=") || !ok {
+		return nil, errors.New("go build -x: no WORK= line")
+	}
+	script = strings.ReplaceAll(rest, strings.TrimPrefix(work, "WORK="), "$WORK")
+	cwd, err := os.Getwd()
 	if err != nil {
-		return r, nil, err
+		return nil, err
 	}
-	r, cfgs, err = parseScript(string(script), cwd, out)
+	p, cfgs, err := parseScript(script, cwd, out)
 	if err != nil {
-		return r, nil, err
+		return nil, err
 	}
-	if !slices.Equal(r.Files, files) {
-		return r, nil, fmt.Errorf("go build -n compiles %q, the directory has %q", r.Files, files)
+	if !slices.Equal(p.Files, r.Files) {
+		return nil, fmt.Errorf("go build compiled %q, the directory has %q", p.Files, r.Files)
 	}
-	for _, p := range imports {
-		if _, ok := slices.BinarySearch(r.Imports, p); !ok {
-			return r, nil, fmt.Errorf("go build -n does not import %q", p)
+	for _, imp := range r.Imports {
+		if _, ok := slices.BinarySearch(p.Imports, imp); !ok {
+			return nil, fmt.Errorf("go build did not link %q", imp)
 		}
 	}
-	r.Key, r.Deps = k, deps
-	for _, name := range []string{"GOROOT", "GOOS", "GOARCH", "GOAMD64", "GOEXPERIMENT", "GOFIPS140", "CGO_ENABLED"} {
-		r.ToolEnv = append(r.ToolEnv, name+"="+goEnv[name])
-	}
-	return r, cfgs, nil
+	r.Compile, r.Link, r.Imports, r.Archives = p.Compile, p.Link, p.Imports, p.Archives
+	return cfgs, nil
 }
 
 // save writes the record and its import configurations under stateDir.
@@ -386,16 +413,14 @@ func goOutput(goBin string, args ...string) ([]byte, error) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if args[0] == "build" {
-		out = stderr.Bytes() // -n prints its script on stderr
-	}
 	if err != nil {
 		return nil, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, stderr.Bytes())
 	}
 	return out, nil
 }
 
-// parseScript reads `go build -n -o BIN`'s script (run in dir) for a main package whose dependencies are all
+// parseScript reads `go build -x -o BIN`'s script (run in dir, $WORK for its work directory) for
+// a main package whose dependencies are all
 // built: it must compile only $WORK/b001 (in dir) and link it, nothing else. It returns the
 // record's commands, files, imports and archives, and the import configurations by file name.
 func parseScript(script, dir, out string) (r record, cfgs map[string]string, err error) {
@@ -420,6 +445,7 @@ func parseScript(script, dir, out string) (r record, cfgs map[string]string, err
 		switch {
 		case line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "mkdir -p "+work) ||
 			strings.HasPrefix(line, "go tool buildid -w "+work) || strings.HasPrefix(line, "mv "+work+"/exe/a.out ") ||
+			strings.HasPrefix(line, "cp "+work+"/_pkg_.a ") ||
 			line == "rm -rf "+work+"/" || line == "mkdir -p "+filepath.Dir(out)+"/":
 		case strings.HasPrefix(line, "cd "):
 			cd = strings.TrimPrefix(line, "cd ")
@@ -522,7 +548,7 @@ func dropBuildID(words []string) []string {
 	return out
 }
 
-// splitShell splits a command line the way the go command quotes it in -n scripts: words
+// splitShell splits a command line the way the go command quotes it in -x output: words
 // separated by spaces, 'single' and "double" quotes (backslash escapes inside double quotes).
 func splitShell(line string) ([]string, error) {
 	var words []string
