@@ -43,9 +43,9 @@ const stateDir = ".attnbook-build"
 
 // record is what the last successful build leaves for the next one.
 type record struct {
-	Key      string   // environment and module files (key)
+	Key      string   // hash of the environment and the module files (key)
 	Files    []string // the main package's Go files, as compiled ("./main.go")
-	Imports  []string // import paths the compile's import configuration provides
+	Imports  []string // import paths the compile may use: every package the link links
 	Compile  []string // compile command, run in the module's directory
 	Link     []string // link command; outPlaceholder stands for BIN
 	ToolEnv  []string // variables the go command gives its tools (GOROOT, GOEXPERIMENT, …)
