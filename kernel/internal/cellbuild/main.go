@@ -420,9 +420,9 @@ func goOutput(goBin string, args ...string) ([]byte, error) {
 }
 
 // parseScript reads `go build -x -o BIN`'s script (run in dir, $WORK for its work directory) for
-// a main package whose dependencies are all
-// built: it must compile only $WORK/b001 (in dir) and link it, nothing else. It returns the
-// record's commands, files, imports and archives, and the import configurations by file name.
+// a main package whose dependencies were all built already: it must compile only $WORK/b001 (in
+// dir) and link it, nothing else. It returns the record's commands, files, imports and archives,
+// and the import configurations by file name.
 func parseScript(script, dir, out string) (r record, cfgs map[string]string, err error) {
 	cfgs = map[string]string{}
 	work := "$WORK/b001"
