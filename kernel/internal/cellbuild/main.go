@@ -310,6 +310,10 @@ func stamp(dir string, embeds []string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// toolEnv names the go command's settings its tools read from the environment: set from `go env`,
+// so that a setting made with `go env -w` reaches the compile and the link too.
+var toolEnv = []string{"GOROOT", "GOOS", "GOARCH", "GOAMD64", "GOEXPERIMENT", "GOFIPS140", "CGO_ENABLED"}
+
 // prepare starts a record before a build: its key, the main package's files and imports, the
 // tools' environment and the stamps of the dependencies outside GOROOT and the module cache.
 func prepare(goBin string) (r record, err error) {
@@ -320,7 +324,7 @@ func prepare(goBin string) (r record, err error) {
 	if r.Files, imports, err = mainPackage(); err != nil {
 		return r, err
 	}
-	env, err := goOutput(goBin, "env", "-json", "GOROOT", "GOMODCACHE", "GOOS", "GOARCH", "GOAMD64", "GOEXPERIMENT", "GOFIPS140", "CGO_ENABLED")
+	env, err := goOutput(goBin, append([]string{"env", "-json", "GOMODCACHE"}, toolEnv...)...)
 	if err != nil {
 		return r, err
 	}
@@ -328,7 +332,7 @@ func prepare(goBin string) (r record, err error) {
 	if err := json.Unmarshal(env, &goEnv); err != nil {
 		return r, err
 	}
-	for _, name := range []string{"GOROOT", "GOOS", "GOARCH", "GOAMD64", "GOEXPERIMENT", "GOFIPS140", "CGO_ENABLED"} {
+	for _, name := range toolEnv {
 		r.ToolEnv = append(r.ToolEnv, name+"="+goEnv[name])
 	}
 	list, err := goOutput(goBin, "list", "-deps", "-f", "{{if not .Standard}}{{.Dir}}{{range .EmbedFiles}}\t{{.}}{{end}}{{end}}", ".")
