@@ -53,6 +53,14 @@ func WithExpGODEBUG(godebug string) string {
 // with XLA the kernels are compiled in but unused (see [Chosen]).
 func SIMD() (on bool, detail string) { return simdStatus() }
 
+// AVX512 reports whether the pure-Go backend ("go") runs its AVX-512 kernels in this program:
+// built with GOEXPERIMENT=simd on amd64, on a CPU with AVX-512, and $GOMLX_GO_SIMD_AVX512 does
+// not switch them off (gobackend's IsAVX512Allowed). Elsewhere it uses AVX2 or portable Go.
+func AVX512() bool {
+	on, _ := readEnvBool(avx512Env)
+	return on && cpuAVX512()
+}
+
 // readEnvBool is envutil.ReadBool with the value also reported when it is malformed (gobackend
 // panics at start-up on such a value; SIMD is only reached if it did not, so this is for tests).
 func readEnvBool(name string) (bool, string) {

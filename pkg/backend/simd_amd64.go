@@ -11,6 +11,8 @@ func simdStatus() (bool, string) {
 	return simdDecide(archsimd.X86.AVX512(), archsimd.X86.AVX2(), archsimd.X86.FMA())
 }
 
+func cpuAVX512() bool { return archsimd.X86.AVX512() }
+
 // simdDecide is gobackend's registration rule (matmul.init in avx512.go and avx2.go) for a CPU
 // with the given features and the current environment. expFMA is whether math.Exp takes its FMA
 // path (Go's cpu.X86.HasFMA, which GODEBUG=cpu.fma=off clears): see [ExpGODEBUG].

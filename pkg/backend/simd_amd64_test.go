@@ -94,3 +94,15 @@ func BenchmarkExpAfterSIMD(b *testing.B) {
 }
 
 var expSink float64
+
+// TestAVX512 follows the CPU and $GOMLX_GO_SIMD_AVX512, as gobackend's IsAVX512Allowed does.
+func TestAVX512(t *testing.T) {
+	t.Setenv("GOMLX_GO_SIMD_AVX512", "")
+	if got, want := AVX512(), archsimd.X86.AVX512(); got != want {
+		t.Errorf("AVX512() = %v on a CPU whose AVX512() is %v", got, want)
+	}
+	t.Setenv("GOMLX_GO_SIMD_AVX512", "false")
+	if AVX512() {
+		t.Error("AVX512() with GOMLX_GO_SIMD_AVX512=false = true, want false")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/attnbook/attnbook/pkg/attention"
+	"github.com/attnbook/attnbook/pkg/backend"
 	"github.com/attnbook/attnbook/pkg/torchrand"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
@@ -269,16 +270,20 @@ func (m *Model) dense(scope *model.Scope, prefix string, x *Node) *Node {
 // rowsTimesT is x·wᵀ for a few rows x `[..., in]` and a weight w `[out, in]`; the result is
 // `[..., out]`. A step of the cache multiplies one row (one token of one sequence), which reads
 // every weight for a single multiply-add, and the pure-Go backend's matrix kernels are slow at that
-// shape: one 128×512 product took 50 µs as x·wᵀ, 16 µs as (w·xᵀ)ᵀ and 12 µs as w times the
-// broadcast row summed over in (2-core Zen 4; notebook 10's model then generates a full block in
-// 26–29 ms instead of 39 ms). So one row is multiplied that way — the row broadcast, not the
-// weight, which a reshape would copy at every step — and several rows as (w·xᵀ)ᵀ.
+// shape as x·wᵀ. Rows are multiplied as (w·xᵀ)ᵀ, except one row on the pure-Go backend with its
+// AVX-512 kernels: there w times the broadcast row, summed over in, is faster still (the row
+// broadcast, not the weight, which a reshape would copy at every step). Measured with
+// BenchmarkGenerateBlock (notebook 10's model, a full block from a one-token prompt, 2 cores):
+//   - Zen 4 (AVX-512): one 128×512 product 50 µs as x·wᵀ, 16 µs as (w·xᵀ)ᵀ, 12 µs broadcast; a
+//     block 26–29 ms broadcast, 39 ms as x·wᵀ;
+//   - Zen 3 (AVX2): a block 47–66 ms broadcast (its AVX2 multiply writes the whole product out),
+//     27–44 ms as (w·xᵀ)ᵀ, 105–112 ms as x·wᵀ; without the cache 281–300 ms.
 func rowsTimesT(x, w *Node) *Node {
 	dims := x.Shape().Dimensions
 	in, out := dims[len(dims)-1], w.Shape().Dim(0)
 	n := x.Shape().Size() / in
 	var y *Node
-	if n == 1 {
+	if n == 1 && x.Graph().Backend().String() == "go" && backend.AVX512() {
 		y = ReduceSum(Mul(w, Reshape(x, 1, in)), 1) // [out]
 	} else {
 		y = Transpose(DotGeneral(w, []int{1}, nil, Reshape(x, n, in), []int{1}, nil), 0, 1) // [n, out]
