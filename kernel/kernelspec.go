@@ -99,7 +99,9 @@ func wantNoXLA() bool { return backend.Choose().Name() == "go" }
 // Wiring: GoNB starts each kernel by running `go mod init gonb_<id>` in a fresh temporary module.
 // The spec puts bin/ of the spec directory first on $PATH; there a small `go` shim (goShim) runs
 // that one command and then adds `require github.com/attnbook/attnbook v0.0.0-…` and
-// `replace github.com/attnbook/attnbook => $ATTNBOOK_ROOT`, and copies the repository's go.sum.
+// `replace github.com/attnbook/attnbook => $ATTNBOOK_ROOT`, and copies the repository's go.sum and
+// requirements (so a cell importing GoMLX or gonbui directly changes neither go.mod nor go.sum,
+// which would send its build and the next one through the go command: see goShim).
 // GoNB's `go build -o BIN` of a cell goes to bin/attnbook-cellbuild (kernel/internal/cellbuild),
 // which skips the go command when only the cell changed; every other go command passes straight
 // through to $GOROOT/bin/go. So every notebook imports
@@ -169,7 +171,8 @@ const cellBuildName = "attnbook-cellbuild"
 func goShim(goBinary, cellBuild string) string {
 	return fmt.Sprintf(`#!/bin/sh
 # Written by 'go run ./kernel setup' (attnbook). GoNB runs 'go mod init gonb_<id>' once per
-# kernel in its temporary module; right after it, wire the attnbook repository ($%[2]s) in.
+# kernel in its temporary module; right after it, wire the attnbook repository ($%[2]s) in, with
+# its requirements and go.sum, so that no cell's 'go get' has a module to add.
 # GoNB also runs 'go get' before every cell's build: skip it when go.mod, go.sum and go.work are as
 # the last 'go get' that succeeded here left them and every import path outside the standard
 # library was imported at a 'go get' that succeeded since (.attnbook-go-get: that state's checksum,
@@ -185,6 +188,7 @@ if [ "$#" -eq 3 ] && [ "$1" = mod ] && [ "$2" = init ] && [ -n "$GONB_TMP_DIR" ]
 	case "$3" in gonb_*)
 		"$GO" "$@" || exit
 		cp "$%[2]s/go.sum" go.sum 2>/dev/null
+		sed -n '/^require[[:space:]]*(/,/^)/p; /^require[[:space:]]*[^([:space:]]/p' "$%[2]s/go.mod" >> go.mod
 		exec "$GO" mod edit -require=%[3]s@%[4]s -replace=%[3]s="$%[2]s"
 	esac
 fi

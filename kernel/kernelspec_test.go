@@ -104,8 +104,8 @@ func shimPrereqs(t *testing.T) (goBin, root string) {
 }
 
 // TestGoShim runs the shim with the real go: `go mod init gonb_<id>` in GoNB's temporary module
-// must leave a module that requires and replaces attnbook by the repository root; any other go
-// command passes through untouched.
+// must leave a module that requires and replaces attnbook by the repository root, with the
+// repository's requirements and go.sum; any other go command passes through untouched.
 func TestGoShim(t *testing.T) {
 	goBin, root := shimPrereqs(t)
 	shim := filepath.Join(t.TempDir(), "go")
@@ -133,7 +133,7 @@ func TestGoShim(t *testing.T) {
 	gomod, _ := os.ReadFile(filepath.Join(tmp, "go.mod"))
 	for _, want := range []string{
 		"module gonb_1234abcd",
-		"require github.com/attnbook/attnbook v0.0.0-00010101000000-000000000000",
+		"github.com/attnbook/attnbook v0.0.0-00010101000000-000000000000",
 		"replace github.com/attnbook/attnbook => " + root,
 	} {
 		if !strings.Contains(string(gomod), want) {
@@ -143,6 +143,45 @@ func TestGoShim(t *testing.T) {
 	if sum, _ := os.ReadFile(filepath.Join(tmp, "go.sum")); len(sum) == 0 {
 		t.Errorf("go.sum was not copied from the repository")
 	}
+	// The repository's requirements too: a cell importing GoMLX and gonbui directly, as notebooks
+	// do, leaves go.mod and go.sum as they are after `go get` (a change would send the cell's build
+	// and the next one through the go command).
+	repoMod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(repoMod), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && strings.HasPrefix(f[0], "github.com/gomlx/gomlx") {
+			if want := f[0] + " " + f[1]; !strings.Contains(string(gomod), want) {
+				t.Errorf("go.mod after the shim lacks the repository's requirement %q:\n%s", want, gomod)
+			}
+		}
+	}
+	writeFile(t, filepath.Join(tmp, "main.go"), `package main
+
+import (
+	"github.com/attnbook/attnbook/pkg/eager"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/janpfeifer/gonb/gonbui"
+)
+
+var _ *tensors.Tensor = eager.Tensor([]float64{1})
+
+func main() { gonbui.DisplayHTML(dtypes.Float32.String()) }
+`)
+	sum, _ := os.ReadFile(filepath.Join(tmp, "go.sum"))
+	get := exec.Command(goBin, "get")
+	get.Dir, get.Env = tmp, append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod")
+	if out, err := get.CombinedOutput(); err != nil {
+		t.Fatalf("go get in the wired module: %v\n%s", err, out)
+	}
+	gomod2, _ := os.ReadFile(filepath.Join(tmp, "go.mod"))
+	sum2, _ := os.ReadFile(filepath.Join(tmp, "go.sum"))
+	if string(gomod2) != string(gomod) || string(sum2) != string(sum) {
+		t.Errorf("go get changed the wired module (go.sum changed: %v); go.mod before:\n%s\nafter:\n%s", string(sum2) != string(sum), gomod, gomod2)
+	}
+	os.Remove(filepath.Join(tmp, "main.go"))
 	if got := run(tmp, gonbEnv, "list", "-m", "-f", "{{.Path}} => {{.Replace.Dir}}", Module); strings.TrimSpace(got) != Module+" => "+root {
 		t.Errorf("go list -m %s = %q, want it replaced by %s", Module, got, root)
 	}
