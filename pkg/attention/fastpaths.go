@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/attnbook/attnbook/pkg/backend"
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/shapes"
 	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
@@ -36,9 +37,8 @@ func repeatLeading(x *Node, dims ...int) *Node {
 	return Reshape(tiled, dims...)
 }
 
-// onGoBackend reports whether x's graph runs on the pure-Go backend (its String is
-// gobackend.BackendName, "go").
-func onGoBackend(x *Node) bool { return x.Graph().Backend().String() == "go" }
+// onGoBackend reports whether x's graph runs on the pure-Go backend.
+func onGoBackend(x *Node) bool { return backend.IsGo(x.Graph().Backend()) }
 
 // fusedSoftmax is the softmax over the last axis of x as the backend's one fused op, with the
 // gradient dx = y ⊙ (v − Σ v ⊙ y) computed from the fused output y (registered for the fused

@@ -161,6 +161,9 @@ func Default() (compute.Backend, error) {
 	return shared, sharedErr
 }
 
+// IsGo reports whether b is the pure-Go backend (its String is gobackend.BackendName, "go").
+func IsGo(b compute.Backend) bool { return b.String() == "go" }
+
 // Chosen is the Choice behind Default (after Default has been called; else Choose()).
 func Chosen() Choice {
 	if shared == nil && sharedErr == nil {

@@ -283,7 +283,7 @@ func rowsTimesT(x, w *Node) *Node {
 	in, out := dims[len(dims)-1], w.Shape().Dim(0)
 	n := x.Shape().Size() / in
 	var y *Node
-	if n == 1 && x.Graph().Backend().String() == "go" && backend.AVX512() {
+	if n == 1 && backend.IsGo(x.Graph().Backend()) && backend.AVX512() {
 		y = ReduceSum(Mul(w, Reshape(x, 1, in)), 1) // [out]
 	} else {
 		y = Transpose(DotGeneral(w, []int{1}, nil, Reshape(x, n, in), []int{1}, nil), 0, 1) // [n, out]
