@@ -8,6 +8,7 @@ import (
 	"github.com/attnbook/attnbook/pkg/attention"
 	"github.com/attnbook/attnbook/pkg/backend"
 	"github.com/attnbook/attnbook/pkg/torchrand"
+	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
 	. "github.com/gomlx/gomlx/core/graph"
@@ -234,14 +235,20 @@ func (m *Model) cachedForward(scope *model.Scope, tokens, pos *Node, cache []*No
 		v := attention.SplitHeads(m.dense(scope, prefix+"/W_value", in), H) // [B, H, 1, hs]
 		keys, values := write(cache[2*l], k), write(cache[2*l+1], v)        // [B, H, T, hs]
 		newCache = append(newCache, keys, values)
-		scores := Reshape(DotGeneral(keys, []int{3}, []int{0, 1}, q, []int{3}, []int{0, 1}), B, H, 1, T) // [B, H, 1, T]: q · kᵀ, as (k · qᵀ)ᵀ (see rowsTimesT)
-		scores = attention.MaskFill(scores, future, math.Inf(-1))                                        // keys after pos: -Inf
-		scores = attention.ScaleScores(scores, hs)                                                       // / sqrt(hs)
-		weights := attention.StableSoftmax(scores)                                                       // [B, H, 1, T]
-		heads := DotGeneral(weights, []int{3}, []int{0, 1}, values, []int{2}, []int{0, 1})               // [B, H, 1, hs]
-		x = Add(x, m.dense(scope, prefix+"/out_proj", attention.MergeHeads(heads)))                      // [B, 1, C]
-		y := m.dense(scope, h+"/mlp/c_fc", m.layerNorm(scope, h+"/ln_2", x))                             // [B, 1, 4C]
-		x = Add(x, m.dense(scope, h+"/mlp/c_proj", gelu(scope, y)))                                      // [B, 1, C]
+		var scores *Node // [B, H, 1, T]: q · kᵀ
+		if fourRowTiles(g) {
+			scores = unpadRows(DotGeneral(padRows(q, 2), []int{3}, []int{0, 1}, keys, []int{3}, []int{0, 1}), 2, 1)
+		} else { // as (k · qᵀ)ᵀ (see rowsTimesT)
+			scores = Reshape(DotGeneral(keys, []int{3}, []int{0, 1}, q, []int{3}, []int{0, 1}), B, H, 1, T)
+		}
+		scores = attention.MaskFill(scores, future, math.Inf(-1)) // keys after pos: -Inf
+		scores = attention.ScaleScores(scores, hs)                // / sqrt(hs)
+		weights := attention.StableSoftmax(scores)                // [B, H, 1, T]
+		heads := DotGeneral(padRows(weights, 2), []int{3}, []int{0, 1}, values, []int{2}, []int{0, 1})
+		heads = unpadRows(heads, 2, 1)                                              // [B, H, 1, hs]
+		x = Add(x, m.dense(scope, prefix+"/out_proj", attention.MergeHeads(heads))) // [B, 1, C]
+		y := m.dense(scope, h+"/mlp/c_fc", m.layerNorm(scope, h+"/ln_2", x))        // [B, 1, 4C]
+		x = Add(x, m.dense(scope, h+"/mlp/c_proj", gelu(scope, y)))                 // [B, 1, C]
 	}
 	x = m.layerNorm(scope, "/ln_f", x) // [B, S, C]
 	wte := weight(scope, g, "/wte/weight")
@@ -269,24 +276,50 @@ func (m *Model) dense(scope *model.Scope, prefix string, x *Node) *Node {
 
 // rowsTimesT is x·wᵀ for a few rows x `[..., in]` and a weight w `[out, in]`; the result is
 // `[..., out]`. A step of the cache multiplies one row (one token of one sequence), which reads
-// every weight for a single multiply-add, and the pure-Go backend's matrix kernels are slow at that
-// shape as x·wᵀ. Rows are multiplied as (w·xᵀ)ᵀ, except one row on the pure-Go backend with its
-// AVX-512 kernels: there w times the broadcast row, summed over in, is faster still (the row
-// broadcast, not the weight, which a reshape would copy at every step). Measured with
-// BenchmarkGenerateBlock (notebook 10's model, a full block from a one-token prompt, 2 cores):
-//   - Zen 4 (AVX-512): one 128×512 product 50 µs as x·wᵀ, 16 µs as (w·xᵀ)ᵀ, 12 µs broadcast; a
-//     block 26–29 ms broadcast, 39 ms as x·wᵀ;
-//   - Zen 3 (AVX2): a block 47–66 ms broadcast (its AVX2 multiply writes the whole product out),
-//     27–44 ms as (w·xᵀ)ᵀ, 105–112 ms as x·wᵀ; without the cache 281–300 ms.
+// every weight for a single multiply-add, and the pure-Go backend's small products handle that
+// shape unevenly: its AVX2 kernels have a tile for one column, so w·xᵀ (transposed back) runs on
+// them, while its AVX-512 kernels multiply four rows by four columns at a time and any rows or
+// columns left over one scalar at a time, so there x·wᵀ runs with x padded to four rows (see
+// padRows). Measured with BenchmarkGenerateBlock (notebook 10's model, a full block from a
+// one-token prompt, 2 cores):
+//   - Zen 5 (AVX-512): a block 18–21 ms padded, 21–24 ms as w times the broadcast row summed
+//     over in, 35–37 ms as (w·xᵀ)ᵀ;
+//   - Zen 3 (AVX2): a block 27–44 ms as (w·xᵀ)ᵀ, 47–66 ms broadcast, 105–112 ms as x·wᵀ; without
+//     the cache 281–300 ms.
 func rowsTimesT(x, w *Node) *Node {
 	dims := x.Shape().Dimensions
 	in, out := dims[len(dims)-1], w.Shape().Dim(0)
 	n := x.Shape().Size() / in
-	var y *Node
-	if n == 1 && backend.IsGo(x.Graph().Backend()) && backend.AVX512() {
-		y = ReduceSum(Mul(w, Reshape(x, 1, in)), 1) // [out]
+	rows := Reshape(x, n, in)
+	var y *Node // [n, out]
+	if fourRowTiles(x.Graph()) {
+		y = unpadRows(DotGeneral(padRows(rows, 0), []int{1}, nil, w, []int{1}, nil), 0, n)
 	} else {
-		y = Transpose(DotGeneral(w, []int{1}, nil, Reshape(x, n, in), []int{1}, nil), 0, 1) // [n, out]
+		y = Transpose(DotGeneral(w, []int{1}, nil, rows, []int{1}, nil), 0, 1)
 	}
 	return Reshape(y, append(slices.Clone(dims[:len(dims)-1]), out)...) // [..., out]
+}
+
+// fourRowTiles reports whether g runs on the pure-Go backend with its AVX-512 kernels, whose
+// small products multiply tiles of four rows by four columns and leftovers one scalar at a time.
+func fourRowTiles(g *Graph) bool { return backend.IsGo(g.Backend()) && backend.AVX512() }
+
+// padRows pads x's axis (n rows on the left of a product) with zero rows to a multiple of four on
+// that backend, so that every row of the product runs in its tiles; unpadRows keeps the first n
+// rows of the product's result. Elsewhere both return their argument.
+func padRows(x *Node, axis int) *Node {
+	n := x.Shape().Dim(axis)
+	if n%4 == 0 || !fourRowTiles(x.Graph()) {
+		return x
+	}
+	pad := make([]compute.PadAxis, x.Rank())
+	pad[axis].End = 4 - n%4
+	return Pad(x, ScalarZero(x.Graph(), x.DType()), pad...)
+}
+
+func unpadRows(y *Node, axis, n int) *Node {
+	if y.Shape().Dim(axis) == n {
+		return y
+	}
+	return SliceAxis(y, axis, AxisRange(0, n))
 }

@@ -172,14 +172,17 @@ func BenchmarkGenerateBlock(b *testing.B) {
 	}
 }
 
-// TestRowsTimesT: one row (a step's product) and several rows give x·wᵀ, within float32 rounding
+// TestRowsTimesT: one row (a step's product) and several rows (four, and three and six, which
+// the AVX-512 path pads to a multiple of four) give x·wᵀ, within float32 rounding
 // of the backend's DotGeneral.
 func TestRowsTimesT(t *testing.T) {
 	m, _ := tinyModel(t, 20)
 	w := tensors.FromValue([][]float32{{1, -2, 0.5}, {0.25, 3, -1}, {2, 2, 2}, {-0.5, 0, 1.5}}) // [out=4, in=3]
 	for _, x := range []*tensors.Tensor{
-		tensors.FromValue([][][]float32{{{0.1, -0.7, 2}}}),                                           // [1, 1, 3]: one row
-		tensors.FromValue([][][]float32{{{0.1, -0.7, 2}, {1, 1, 1}}, {{-3, 0.5, 0}, {2, -1, 0.25}}}), // [2, 2, 3]
+		tensors.FromValue([][][]float32{{{0.1, -0.7, 2}}}),                                                            // [1, 1, 3]: one row
+		tensors.FromValue([][][]float32{{{0.1, -0.7, 2}, {1, 1, 1}}, {{-3, 0.5, 0}, {2, -1, 0.25}}}),                  // [2, 2, 3]
+		tensors.FromValue([][][]float32{{{0.1, -0.7, 2}, {1, 1, 1}, {4, 0, -2}}}),                                     // [1, 3, 3]
+		tensors.FromValue([][][]float32{{{1, 2, 3}, {0, 1, 0}, {5, -5, 1}}, {{-1, 0, 1}, {2, 2, 2}, {0.5, 0.5, -4}}}), // [2, 3, 3]: six rows
 	} {
 		exec := MustNewExec(m.backend, func(x, w *Node) []*Node {
 			return []*Node{rowsTimesT(x, w), DotGeneral(x, []int{2}, nil, w, []int{1}, nil)}
