@@ -154,6 +154,7 @@ func doctorChecks(ctx context.Context, e *env) []check {
 		check{Name: "XLA CUDA", Value: cuda, Optional: true, Problem: ifThen(cuda == "not installed", cudaWhy)},
 		check{Name: "GPU", Value: gpuDescription(ctx, choice.GPU)},
 	)
+	cs = append(cs, memoryCheck())
 	return append(cs, firstHourChecks(e)...)
 }
 
