@@ -291,11 +291,14 @@ func rowsTimesT(x, w *Node) *Node {
 	in, out := dims[len(dims)-1], w.Shape().Dim(0)
 	n := x.Shape().Size() / in
 	rows := Reshape(x, n, in)
-	var y *Node // [n, out]
+	var y *Node // [n, out], or [out, 1] for one row
 	if fourRowTiles(x.Graph()) {
 		y = unpadRows(DotGeneral(padRows(rows, 0), []int{1}, nil, w, []int{1}, nil), 0, n)
 	} else {
-		y = Transpose(DotGeneral(w, []int{1}, nil, rows, []int{1}, nil), 0, 1)
+		y = DotGeneral(w, []int{1}, nil, rows, []int{1}, nil) // [out, n]; one row's [out, 1] is laid out as [1, out]
+		if n > 1 {
+			y = Transpose(y, 0, 1)
+		}
 	}
 	return Reshape(y, append(slices.Clone(dims[:len(dims)-1]), out)...) // [..., out]
 }
