@@ -14,7 +14,7 @@ const thpSetting = "/sys/kernel/mm/transparent_hugepage/enabled"
 // a cell's build touches about 26,000 fresh pages (the go command and the linker), and Go's heap
 // gets huge pages only when the system gives them to every process ("always"). Measured on a
 // 2-core AMD EPYC Zen 5 guest with 13 µs faults (2026-11-28, go run ./kernel bench --cells):
-// warm cells 1.00 s with "madvise", 0.70 s with "always" (a cell's link 0.68 → 0.48 s).
+// warm cells 1.00 s with "madvise", 0.70 s with "always" (a cell's link 0.68 → 0.47 s).
 const slowFault = 4 * time.Microsecond
 
 // memoryCheck reports what a first touch of a page costs here and the huge-page setting, with
