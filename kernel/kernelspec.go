@@ -102,9 +102,9 @@ func wantNoXLA() bool { return backend.Choose().Name() == "go" }
 // `replace github.com/attnbook/attnbook => $ATTNBOOK_ROOT`, and copies the repository's go.sum and
 // requirements (so a cell importing GoMLX or gonbui directly changes neither go.mod nor go.sum,
 // which would send its build and the next one through the go command: see goShim).
-// GoNB's `go build -o BIN` of a cell goes to bin/attnbook-cellbuild (kernel/internal/cellbuild),
-// which skips the go command when only the cell changed; every other go command passes straight
-// through to $GOROOT/bin/go. So every notebook imports
+// GoNB's `go get`, `go env -json …` (from goimports) and `go build -o BIN` of a cell go to
+// bin/attnbook-cellbuild (kernel/internal/cellbuild), which skips the go command when it could not
+// change anything; every other go command passes straight through to $GOROOT/bin/go. So every notebook imports
 // this repository's packages from its first cell, with nothing in the notebook, and an edit under
 // pkg/ shows at the next cell run (go build compiles the replaced directory from source).
 //
@@ -155,34 +155,31 @@ func newKernelSpec(o specOptions) kernelSpec {
 	}
 }
 
-// cellBuildName is the file name in the spec's bin/ of kernel/internal/cellbuild, which builds a
-// cell's program without the go command when only the cell changed (setup and run build it).
+// cellBuildName is the file name in the spec's bin/ of kernel/internal/cellbuild, which runs a
+// cell's `go get`, `go env -json …` and `go build -o BIN` (setup and run build it).
 const cellBuildName = "attnbook-cellbuild"
 
-// goShim is bin/go in the kernel spec directory; see newKernelSpec. It hands GoNB's
-// `go build -o BIN` of a cell to cellBuild (when that is executable), and besides wiring the
-// module in, it skips GoNB's `go get` (run before every cell's build, 0.3–0.8 s) when it could not change
-// anything: the temporary module's go.mod, go.sum and go.work and the repository's go.mod are as
-// the last `go get` that succeeded left them, and every non-standard-library import path of the
-// cell's Go files was already imported at a `go get` that succeeded since. Cells import different
-// subsets of the same packages (goimports keeps only what a cell uses), so comparing the import
-// declarations themselves ran `go get` for 7 of notebook 01's 18 cells; an import path never seen
-// before still gets its `go get`.
+// goShim is bin/go in the kernel spec directory; see newKernelSpec. Besides wiring the module in,
+// it hands the go commands GoNB runs for every cell in its module — `go get`, goimports'
+// `go env -json …` and `go build -o BIN` — to cellBuild (when that is executable), which skips
+// what the last run already did (kernel/internal/cellbuild says when). Only builtins run before
+// that hand-off: each process started costs 5–15 ms on the slow virtual machines docs/notebooks.md
+// describes, and the shell version of the `go get` check started ten.
 func goShim(goBinary, cellBuild string) string {
 	return fmt.Sprintf(`#!/bin/sh
 # Written by 'go run ./kernel setup' (attnbook). GoNB runs 'go mod init gonb_<id>' once per
 # kernel in its temporary module; right after it, wire the attnbook repository ($%[2]s) in, with
 # its requirements and go.sum, so that no cell's 'go get' has a module to add.
-# GoNB also runs 'go get' before every cell's build: skip it when go.mod, go.sum and go.work are as
-# the last 'go get' that succeeded here left them and every import path outside the standard
-# library was imported at a 'go get' that succeeded since (.attnbook-go-get: that state's checksum,
-# then those paths). GoNB's 'go build -o BIN' goes to attnbook-cellbuild, which skips the go
-# command when only the cell changed. Every other go command goes straight to the real go.
+# For every cell GoNB runs 'go get', goimports (which runs 'go env -json ...') and
+# 'go build -o BIN' there: those go to attnbook-cellbuild, which skips what the last run already
+# did. Every other go command goes straight to the real go.
 GO=%[1]s
 CELLBUILD=%[5]s
-if [ "$#" -eq 3 ] && [ "$1" = build ] && [ "$2" = -o ] && [ -n "$GONB_TMP_DIR" ] && [ -x "$CELLBUILD" ] &&
-	grep -q '^module gonb_' go.mod 2>/dev/null; then
-	exec "$CELLBUILD" "$GO" "$3"
+if [ -n "$GONB_TMP_DIR" ] && [ -x "$CELLBUILD" ] && [ -f go.mod ] && IFS= read -r module < go.mod; then
+	case "$module $#:$1 $2" in
+	"module gonb_"*" 3:build -o" | "module gonb_"*" 1:get " | "module gonb_"*":env -json")
+		exec "$CELLBUILD" "$GO" "$@" ;;
+	esac
 fi
 if [ "$#" -eq 3 ] && [ "$1" = mod ] && [ "$2" = init ] && [ -n "$GONB_TMP_DIR" ] && [ -n "$%[2]s" ]; then
 	case "$3" in gonb_*)
@@ -191,25 +188,6 @@ if [ "$#" -eq 3 ] && [ "$1" = mod ] && [ "$2" = init ] && [ -n "$GONB_TMP_DIR" ]
 		sed -n '/^require[[:space:]]*(/,/^)/p; /^require[[:space:]]*[^([:space:]]/p' "$%[2]s/go.mod" >> go.mod
 		exec "$GO" mod edit -require=%[3]s@%[4]s -replace=%[3]s="$%[2]s"
 	esac
-fi
-if [ "$#" -eq 1 ] && [ "$1" = get ] && [ -n "$GONB_TMP_DIR" ] && [ -n "$%[2]s" ] && grep -q '^module gonb_' go.mod 2>/dev/null; then
-	modKey() { cat go.mod go.sum go.work "$%[2]s/go.mod" 2>/dev/null | cksum; }
-	imports() {
-		sed -n '/^import[[:space:]]*(/,/^)/p; /^import[[:space:]]*[^([:space:]]/p' ./*.go 2>/dev/null |
-			grep -o '"[^"/]*\.[^"]*"' | LC_ALL=C sort -u
-	}
-	key=$(modKey)
-	imports > .attnbook-imports
-	if [ -f .attnbook-go-get ] && [ "$(head -n 1 .attnbook-go-get)" = "$key" ] &&
-		[ -z "$(tail -n +2 .attnbook-go-get | LC_ALL=C comm -13 - .attnbook-imports)" ]; then
-		exit 0
-	fi
-	"$GO" get || exit
-	if [ -f .attnbook-go-get ] && [ "$(head -n 1 .attnbook-go-get)" = "$key" ]; then
-		tail -n +2 .attnbook-go-get >> .attnbook-imports
-	fi
-	{ modKey; LC_ALL=C sort -u .attnbook-imports; } > .attnbook-go-get.new && mv .attnbook-go-get.new .attnbook-go-get
-	exit 0
 fi
 exec "$GO" "$@"
 `, shellQuote(goBinary), RootEnv, Module, pseudoVersion, shellQuote(cellBuild))

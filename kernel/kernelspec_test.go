@@ -206,18 +206,22 @@ func main() { gonbui.DisplayHTML(dtypes.Float32.String()) }
 	}
 }
 
-// TestGoShimSkipsRepeatedGoGet: GoNB runs `go get` before every cell's build; the shim passes it
-// to go only when go.mod or go.sum changed since the last one that succeeded, or a cell imports a
-// path outside the standard library that no cell imported at a `go get` since. A stand-in go logs
-// each call that reaches it.
+// TestGoShimSkipsRepeatedGoGet: GoNB runs `go get` before every cell's build; through the shim
+// and the cell builder it reaches go only when go.mod or go.sum changed since the last one that
+// succeeded, or a cell imports a path outside the standard library that no cell imported at a
+// `go get` since. A stand-in go logs each call that reaches it.
 func TestGoShimSkipsRepeatedGoGet(t *testing.T) {
 	goBin, root := shimPrereqs(t)
 	bin := t.TempDir()
 	log := filepath.Join(bin, "calls")
 	logging := filepath.Join(bin, "logging-go")
 	writeFile(t, logging, "#!/bin/sh\necho \"$*\" >> "+shellQuote(log)+"\nexec "+shellQuote(goBin)+" \"$@\"\n")
+	cellBuild := filepath.Join(bin, cellBuildName)
+	if out, err := exec.Command(goBin, "build", "-o", cellBuild, "./internal/cellbuild").CombinedOutput(); err != nil {
+		t.Fatalf("building the cell builder: %v\n%s", err, out)
+	}
 	shim := filepath.Join(bin, "go")
-	writeFile(t, shim, goShim(logging, ""))
+	writeFile(t, shim, goShim(logging, cellBuild))
 	for _, f := range []string{logging, shim} {
 		if err := os.Chmod(f, 0o755); err != nil {
 			t.Fatal(err)
@@ -396,8 +400,9 @@ func TestAttnbookSpecs(t *testing.T) {
 	}
 }
 
-// TestGoShimHandsCellBuildsToCellBuild: GoNB's `go build -o BIN` in its module goes to the cell
-// builder; a build with other arguments, outside a GoNB module, or with no cell builder goes to go.
+// TestGoShimHandsCellBuildsToCellBuild: GoNB's `go build -o BIN`, `go get` and goimports'
+// `go env -json …` in its module go to the cell builder; the same with other arguments, outside a
+// GoNB module, or with no cell builder go to go.
 func TestGoShimHandsCellBuildsToCellBuild(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the shim is a POSIX shell script")
@@ -421,11 +426,18 @@ func TestGoShimHandsCellBuildsToCellBuild(t *testing.T) {
 		args        []string
 		want        string
 	}{
-		{gonbMod, gonbMod, []string{"build", "-o", "/t/gonb_1234abcd"}, "cellbuild " + fakeGo + " /t/gonb_1234abcd"},
+		{gonbMod, gonbMod, []string{"build", "-o", "/t/gonb_1234abcd"}, "cellbuild " + fakeGo + " build -o /t/gonb_1234abcd"},
+		{gonbMod, gonbMod, []string{"get"}, "cellbuild " + fakeGo + " get"},
+		{gonbMod, gonbMod, []string{"env", "-json", "GOMOD", "GOROOT"}, "cellbuild " + fakeGo + " env -json GOMOD GOROOT"},
 		{gonbMod, gonbMod, []string{"build", "-o", "/t/b", "-race"}, "go build -o /t/b -race"},
 		{gonbMod, gonbMod, []string{"test", "-c", "-o", "/t/b"}, "go test -c -o /t/b"},
+		{gonbMod, gonbMod, []string{"get", "-u"}, "go get -u"},
+		{gonbMod, gonbMod, []string{"env", "GOROOT"}, "go env GOROOT"},
 		{gonbMod, "", []string{"build", "-o", "/t/b"}, "go build -o /t/b"},
+		{gonbMod, "", []string{"get"}, "go get"},
 		{otherMod, otherMod, []string{"build", "-o", "/t/b"}, "go build -o /t/b"},
+		{otherMod, otherMod, []string{"get"}, "go get"},
+		{otherMod, otherMod, []string{"env", "-json", "GOMOD"}, "go env -json GOMOD"},
 	} {
 		cmd := exec.Command(shim, tc.args...)
 		cmd.Dir = tc.dir

@@ -52,7 +52,7 @@ func TestCellBuild(t *testing.T) {
 	build := func(env []string) (trace string, ok bool) {
 		t.Helper()
 		os.Remove(bin)
-		cmd := exec.Command(helper, goBin, bin)
+		cmd := exec.Command(helper, goBin, "build", "-o", bin)
 		cmd.Dir, cmd.Env = mod, env
 		out, err := cmd.CombinedOutput()
 		return string(out), err == nil
@@ -124,7 +124,7 @@ func TestCellBuild(t *testing.T) {
 	if !ok || err != nil || !strings.Contains(trace, "fast build: ok") {
 		t.Fatalf("rebuilding BIN: %v %v\n%s", ok, err, trace)
 	}
-	cmd := exec.Command(helper, goBin, bin)
+	cmd := exec.Command(helper, goBin, "build", "-o", bin)
 	cmd.Dir, cmd.Env = mod, env
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "fast build: ok") {
 		t.Fatalf("building again: %v\n%s", err, out)
@@ -146,5 +146,89 @@ func TestSplitShell(t *testing.T) {
 	}
 	if _, err := splitShell(`a "b`); err == nil {
 		t.Error(`splitShell("a \"b") gave no error`)
+	}
+}
+
+// TestGoEnvCache runs goimports' `go env -json …` through the built command in a GoNB-like
+// module, with a stand-in go that logs each call it gets and runs the real one: the answer is
+// always the real go's, and the go command runs again only when something `go env` reads changed
+// (the names asked, a variable, a go.work appearing above the module).
+func TestGoEnvCache(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("GoNB's kernel runs on POSIX systems")
+	}
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	tmp := t.TempDir()
+	helper := filepath.Join(tmp, "cellbuild")
+	if out, err := exec.Command(goBin, "build", "-o", helper, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	calls := filepath.Join(tmp, "calls")
+	logging := filepath.Join(tmp, "logging-go")
+	script := "#!/bin/sh\necho \"$*\" >> '" + calls + "'\nexec '" + goBin + "' \"$@\"\n"
+	if err := os.WriteFile(logging, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mod := filepath.Join(tmp, "work", "gonb_test")
+	if err := os.MkdirAll(mod, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module gonb_test\n\ngo 1.22\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"GOMOD", "GOFLAGS", "GOWORK", "GOROOT"}
+	step := func(what string, env []string, wantCalls int, names ...string) {
+		t.Helper()
+		args := append([]string{"env", "-json"}, names...)
+		cmd := exec.Command(helper, append([]string{logging}, args...)...)
+		cmd.Dir, cmd.Env = mod, append(os.Environ(), env...)
+		got, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		direct := exec.Command(goBin, args...)
+		direct.Dir, direct.Env = mod, cmd.Env
+		want, err := direct.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s: got %s, want the go command's %s", what, got, want)
+		}
+		data, _ := os.ReadFile(calls)
+		if n := strings.Count(string(data), "\n"); n != wantCalls {
+			t.Errorf("%s: the go command ran %d times in all, want %d", what, n, wantCalls)
+		}
+	}
+	step("first", nil, 1, names...)
+	step("same question", nil, 1, names...)
+	step("other names", nil, 2, "GOMOD")
+	step("the first names again", nil, 3, names...)
+	step("again", nil, 3, names...)
+	step("GOFLAGS set", []string{"GOFLAGS=-mod=mod"}, 4, names...)
+	step("GOFLAGS set, again", []string{"GOFLAGS=-mod=mod"}, 4, names...)
+	if err := os.WriteFile(filepath.Join(tmp, "work", "go.work"), []byte("go 1.22\n\nuse ./gonb_test\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	step("a go.work above", []string{"GOFLAGS=-mod=mod"}, 5, names...)
+	step("a go.work above, again", []string{"GOFLAGS=-mod=mod"}, 5, names...)
+	// -w writes the go env file: never answered from the cache.
+	cmd := exec.Command(helper, logging, "env", "-json", "-w", "GOFLAGS=-mod=mod")
+	cmd.Dir, cmd.Env = mod, append(os.Environ(), "GOENV="+filepath.Join(tmp, "goenv"))
+	cmd.Run()
+	if data, _ := os.ReadFile(calls); !strings.Contains(string(data), "env -json -w") {
+		t.Errorf("go env -json -w did not reach the go command: %s", data)
+	}
+}
+
+func TestEnvRead(t *testing.T) {
+	args := []string{"env", "-json", "GOMOD", "TERM"}
+	for name, want := range map[string]bool{
+		"GOFLAGS": true, "GOWORK": true, "CGO_CFLAGS": true, "HOME": true, "CC": true, "TERM": true,
+		"PWD": false, "HYPERFINE_RANDOMIZED_ENVIRONMENT_OFFSET": false, "LANG": false,
+	} {
+		if got := envRead(name, args); got != want {
+			t.Errorf("envRead(%q, %q) = %v, want %v", name, args, got, want)
+		}
 	}
 }

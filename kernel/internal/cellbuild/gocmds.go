@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// goGetRecord, in the module's directory, is the state of the last `go get` that succeeded: the
+// key of the module files (getKey) on its first line, then the import paths outside the standard
+// library that the module's Go files had at that `go get` or at one since with the same key.
+const goGetRecord = ".attnbook-go-get"
+
+// goGet is GoNB's `go get`, run before every cell's build. It runs the go command only when that
+// could change something: go.mod, go.sum, go.work or the repository's go.mod ($ATTNBOOK_ROOT)
+// differ from what the last `go get` that succeeded left, or a Go file imports a path outside the
+// standard library that was not imported at a `go get` since. Cells import different subsets of
+// the same packages (goimports keeps only what a cell uses), so comparing the import declarations
+// themselves would run `go get` for most cells. It returns the exit code.
+func goGet(goBin string) int {
+	key, err := getKey()
+	if err != nil {
+		return passThrough(goBin, "get")
+	}
+	imports, err := nonStdImports()
+	if err != nil {
+		return passThrough(goBin, "get")
+	}
+	recKey, seen := readGetRecord()
+	if recKey == key && subset(imports, seen) {
+		return 0
+	}
+	if code := passThrough(goBin, "get"); code != 0 {
+		return code
+	}
+	if recKey == key {
+		imports = append(imports, seen...)
+	}
+	if key, err = getKey(); err == nil { // `go get` may have changed go.mod or go.sum
+		slices.Sort(imports)
+		err = writeFileAtomic(goGetRecord, key+"\n"+strings.Join(slices.Compact(imports), "\n"))
+	}
+	trace("go get record", err)
+	return 0
+}
+
+// getKey hashes the module files a `go get` reads and writes, and the repository's go.mod.
+func getKey() (string, error) {
+	return hashFiles("go.mod", "go.sum", "go.work", filepath.Join(os.Getenv("ATTNBOOK_ROOT"), "go.mod"))
+}
+
+func readGetRecord() (key string, imports []string) {
+	data, err := os.ReadFile(goGetRecord)
+	if err != nil {
+		return "", nil
+	}
+	key, rest, _ := strings.Cut(string(data), "\n")
+	return key, strings.Fields(rest)
+}
+
+// nonStdImports lists the import paths of the directory's Go files (tests included, as `go get`
+// reads them) whose first element has a dot: the paths outside the standard library.
+func nonStdImports() ([]string, error) {
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	fset := token.NewFileSet()
+	for _, name := range names {
+		f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range f.Imports {
+			p, err := strconv.Unquote(s.Path.Value)
+			if err != nil {
+				return nil, err
+			}
+			if first, _, _ := strings.Cut(p, "/"); strings.Contains(first, ".") {
+				paths = append(paths, p)
+			}
+		}
+	}
+	slices.Sort(paths)
+	return slices.Compact(paths), nil
+}
+
+// subset reports whether every element of a is in sorted b.
+func subset(a, b []string) bool {
+	for _, s := range a {
+		if _, ok := slices.BinarySearch(b, s); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// goEnvCache, in the module's directory, holds the last `go env -json …` asked for: its key
+// (envKey) on the first line, then the go command's output.
+const goEnvCache = ".attnbook-go-env"
+
+// goEnv answers `go env -json NAME…`, which goimports runs before every cell (GoNB runs
+// goimports on each cell's code), from the last answer to the same question when nothing it
+// depends on changed: the names asked for, the go command, the directory, the variables it reads
+// (envRead), the go env file (`go env -w`) and the go.mod and go.work files from the directory
+// up. Anything else goes to the go command. It returns the exit code.
+func goEnv(goBin string, args []string) int {
+	if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "-") && a != "-json" }) {
+		return passThrough(goBin, args...)
+	}
+	key, err := envKey(goBin, args)
+	if err != nil {
+		return passThrough(goBin, args...)
+	}
+	if data, err := os.ReadFile(goEnvCache); err == nil {
+		if k, out, ok := strings.Cut(string(data), "\n"); ok && k == key {
+			os.Stdout.WriteString(out)
+			return 0
+		}
+	}
+	cmd := exec.Command(goBin, args...)
+	var out bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, &out, os.Stderr
+	if err := cmd.Run(); err != nil {
+		os.Stdout.Write(out.Bytes())
+		return exitCode(err)
+	}
+	trace("go env cache", writeFileAtomic(goEnvCache, key+"\n"+out.String()))
+	os.Stdout.Write(out.Bytes())
+	return 0
+}
+
+// envKey hashes what `go env` reads besides its arguments (see goEnv).
+func envKey(goBin string, args []string) (string, error) {
+	h := sha256.New()
+	cwd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(h, "%q %q %q\n", goBin, args, cwd)
+	env := os.Environ()
+	slices.Sort(env)
+	for _, kv := range env {
+		if name, _, _ := strings.Cut(kv, "="); envRead(name, args) {
+			fmt.Fprintf(h, "%q\n", kv)
+		}
+	}
+	var files []string
+	if f := goEnvFile(); f != "" {
+		files = append(files, f)
+	}
+	for dir := cwd; ; dir = filepath.Dir(dir) {
+		files = append(files, filepath.Join(dir, "go.mod"), filepath.Join(dir, "go.work"))
+		if filepath.Dir(dir) == dir {
+			break
+		}
+	}
+	sum, err := hashFiles(files...)
+	if err != nil {
+		return "", err
+	}
+	h.Write([]byte(sum))
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// envRead reports whether `go env` args may read the variable: the go command's own (GO*, CGO_*),
+// the tools it names (CC, …), where its settings live (HOME, XDG_CONFIG_HOME) and any asked for.
+func envRead(name string, args []string) bool {
+	switch name {
+	case "HOME", "XDG_CONFIG_HOME", "CC", "CXX", "FC", "AR", "PKG_CONFIG", "GCCGO":
+		return true
+	}
+	return strings.HasPrefix(name, "GO") || strings.HasPrefix(name, "CGO_") || slices.Contains(args, name)
+}
+
+// goEnvFile is where `go env -w` writes ($GOENV, else os.UserConfigDir()/go/env), or "" for none.
+func goEnvFile() string {
+	if f, ok := os.LookupEnv("GOENV"); ok {
+		if f == "off" {
+			return ""
+		}
+		return f
+	}
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "go", "env")
+}
+
+// hashFiles hashes the files' names and contents; a missing file counts as empty.
+func hashFiles(names ...string) (string, error) {
+	h := sha256.New()
+	for _, name := range names {
+		data, err := os.ReadFile(name)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		fmt.Fprintf(h, "%q %t %d\n", name, err == nil, len(data))
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func writeFileAtomic(name, content string) error {
+	tmp := name + ".new"
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, name)
+}
+
+// passThrough runs the go command with args and returns its exit code.
+func passThrough(goBin string, args ...string) int {
+	cmd := exec.Command(goBin, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	return exitCode(cmd.Run())
+}
+
+func exitCode(err error) int {
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return exit.ExitCode()
+	default:
+		fmt.Fprintln(os.Stderr, "cellbuild:", err)
+		return 1
+	}
+}
