@@ -104,8 +104,8 @@ func wantNoXLA() bool { return backend.Choose().Name() == "go" }
 // which would send its build and the next one through the go command: see goShim).
 // GoNB's `go get`, `go env -json …` (from goimports) and `go build -o BIN` of a cell go to
 // bin/attnbook-cellbuild (kernel/internal/cellbuild), which skips the go command when it could not
-// change anything; every other go command passes straight through to $GOROOT/bin/go. So every notebook imports
-// this repository's packages from its first cell, with nothing in the notebook, and an edit under
+// change anything; every other go command passes straight through to $GOROOT/bin/go. So every
+// notebook imports this repository's packages from its first cell, with nothing in the notebook, and an edit under
 // pkg/ shows at the next cell run (go build compiles the replaced directory from source).
 //
 // With ByFolder, argv[0] is bin/attnbook-kernel (folderLauncher): Jupyter starts a kernel in the

@@ -31,7 +31,6 @@ import (
 	"go/build/constraint"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -231,14 +230,11 @@ func key(goBin string) (string, error) {
 			fmt.Fprintf(h, "%q\n", kv)
 		}
 	}
-	for _, f := range []string{"go.mod", "go.sum", "go.work", "go.work.sum"} {
-		data, err := os.ReadFile(f)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return "", err
-		}
-		fmt.Fprintf(h, "%s %d\n", f, len(data))
-		h.Write(data)
+	files, err := hashFiles("go.mod", "go.sum", "go.work", "go.work.sum")
+	if err != nil {
+		return "", err
 	}
+	h.Write([]byte(files))
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
