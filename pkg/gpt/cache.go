@@ -162,14 +162,15 @@ func (m *Model) slicesExec(name string, fn func(*model.Scope, []*Node) []*Node) 
 // cachedForward is Forward (evaluation mode, no dropout) on new tokens `[B, S]` at positions pos
 // … pos+S-1 (pos an int32 scalar) with a key–value cache: cache holds every block's keys and
 // values `[B, H, BlockSize, hs]` (keys of block 0, values of block 0, keys of block 1, …) of the
-// earlier positions. S is 1 (a step: one token at pos) or BlockSize (the prefill: a whole window
-// at pos 0). Each block writes the new tokens' keys and values into its cache at pos and lets
-// each new token attend to the cached positions up to its own. It returns the logits `[B, S, V]`
-// and the updated cache.
+// earlier positions. S is 1 (a step: one token at pos, of one sequence: B = 1) or BlockSize (the
+// prefill: a whole window at pos 0). Each block writes the new tokens' keys and values into its
+// cache at pos and lets each new token attend to the cached positions up to its own. It returns
+// the logits `[B, S, V]` and the updated cache.
 //
 // The prefill computes exactly what Forward computes without Fused (the same graph functions on
-// the same shapes; with Fused the full path's attention is the fused op, equal up to rounding). A step computes its products with DotGeneral (see dense) and its scores with a
-// -Inf mask on the positions after pos.
+// the same shapes; with Fused the full path's attention is the fused op, equal up to rounding).
+// A step (see step) computes its products with DotGeneral (see dense) and its scores with a -Inf
+// mask on the positions after pos.
 func (m *Model) cachedForward(scope *model.Scope, tokens, pos *Node, cache []*Node) (logits *Node, newCache []*Node) {
 	cfg := m.cfg
 	L, H, T, hs := cfg.NLayer, cfg.NHead, cfg.BlockSize, cfg.HeadSize()
@@ -198,64 +199,87 @@ func (m *Model) cachedForward(scope *model.Scope, tokens, pos *Node, cache []*No
 	tok := Gather(weight(scope, g, "/wte/weight"), ExpandAxes(ConvertDType(tokens, dtypes.Int32), -1)) // [B, S, C]
 	x := Add(tok, ExpandAxes(Gather(weight(scope, g, "/wpe/weight"), ExpandAxes(positions, -1)), 0))   // [B, S, C]
 	future := GreaterThan(Iota(g, shapes.Make(dtypes.Int32, S, T), 1), ExpandAxes(positions, -1))      // [S, T]: key after query
-	// write returns a block's cache `[B, H, T, hs]` with the new tokens' keys or values x `[B, H,
-	// S, hs]` written at pos: the prefill's window replaces the cache, a step's token replaces row
-	// pos with DynamicUpdateSlice, a copy of the row into the donated buffer (see decode; without
-	// donation the backend copies the whole cache first: 12 % of a step). (The Where over the whole
-	// cache that compute v0.1.6's go backend, which had no DynamicUpdateSlice, needed took 60 % of a
-	// step on v0.1.14.)
-	zero := Const(g, int32(0))
-	write := func(old, x *Node) *Node {
-		if S == T {
-			return x
-		}
-		return DynamicUpdateSlice(old, x, []*Node{zero, zero, pos, zero}) // [B, H, T, hs]
+	if S == 1 {
+		return m.step(scope, x, pos, future, cache)
 	}
+	// The prefill: Forward's blocks, each also returning its keys and values, which replace the
+	// cache.
 	for l := range L {
 		h := fmt.Sprintf("/h/%d", l)
 		prefix := h + "/attn"
 		in := m.layerNorm(scope, h+"/ln_1", x)
-		if S == T { // the prefill: Forward's attention, which also returns its keys and values
-			k := attention.SplitHeads(m.linear(scope, prefix+"/W_key", in), H)   // [B, H, T, hs]
-			q := attention.SplitHeads(m.linear(scope, prefix+"/W_query", in), H) // [B, H, T, hs]
-			v := attention.SplitHeads(m.linear(scope, prefix+"/W_value", in), H) // [B, H, T, hs]
-			newCache = append(newCache, k, v)
-			scores := attention.Scores(q, k)                                      // [B, H, T, T]
-			scores = attention.MaskFill(scores, future, math.Inf(-1))             // future keys: -Inf
-			scores = attention.ScaleScores(scores, hs)                            // / sqrt(hs)
-			heads := attention.ContextVectors(attention.StableSoftmax(scores), v) // [B, H, T, hs]
-			x = Add(x, m.linear(scope, prefix+"/out_proj", attention.MergeHeads(heads)))
-			y := m.linear(scope, h+"/mlp/c_fc", m.layerNorm(scope, h+"/ln_2", x)) // [B, T, 4C]
-			x = Add(x, m.linear(scope, h+"/mlp/c_proj", gelu(scope, y)))          // [B, T, C]
-			continue
-		}
-		// A step: one query against the cached keys, the new key and value appended.
-		k := attention.SplitHeads(m.dense(scope, prefix+"/W_key", in), H)   // [B, H, 1, hs]
-		q := attention.SplitHeads(m.dense(scope, prefix+"/W_query", in), H) // [B, H, 1, hs]
-		v := attention.SplitHeads(m.dense(scope, prefix+"/W_value", in), H) // [B, H, 1, hs]
-		keys, values := write(cache[2*l], k), write(cache[2*l+1], v)        // [B, H, T, hs]
+		k := attention.SplitHeads(m.linear(scope, prefix+"/W_key", in), H)   // [B, H, T, hs]
+		q := attention.SplitHeads(m.linear(scope, prefix+"/W_query", in), H) // [B, H, T, hs]
+		v := attention.SplitHeads(m.linear(scope, prefix+"/W_value", in), H) // [B, H, T, hs]
+		newCache = append(newCache, k, v)
+		scores := attention.Scores(q, k)                                      // [B, H, T, T]
+		scores = attention.MaskFill(scores, future, math.Inf(-1))             // future keys: -Inf
+		scores = attention.ScaleScores(scores, hs)                            // / sqrt(hs)
+		heads := attention.ContextVectors(attention.StableSoftmax(scores), v) // [B, H, T, hs]
+		x = Add(x, m.linear(scope, prefix+"/out_proj", attention.MergeHeads(heads)))
+		y := m.linear(scope, h+"/mlp/c_fc", m.layerNorm(scope, h+"/ln_2", x)) // [B, T, 4C]
+		x = Add(x, m.linear(scope, h+"/mlp/c_proj", gelu(scope, y)))          // [B, T, C]
+	}
+	x = m.layerNorm(scope, "/ln_f", x)                                         // [B, T, C]
+	return attention.Linear(x, weight(scope, g, "/wte/weight"), nil), newCache // [B, T, V]: tied LM head
+}
+
+// step is cachedForward for one token of one sequence: x is its embedding `[1, 1, C]`, pos its
+// position (an int32 scalar), future `[1, T]` marks the keys after it. It returns the logits `[1,
+// 1, V]` and the cache with the token's keys and values written at pos.
+//
+// The token is carried as rows `[R, C]`: R is 1, or 4 where the backend's small products multiply
+// tiles of four rows (see rowsTimesT), the token in row 0 and the other rows zero to begin with.
+// Every operation of a block is row by row (layer norms, products with the weights, GELU, sums),
+// and in the attention each row is a query of its own against the same cache, so row 0 is the
+// token's computation and the other rows never touch it; only row 0's key and value are written
+// and only its logits returned. Kept padded from start to end, a step pads and unpads once instead
+// of around each of its 25 products (a fifth of a step's graph operations).
+func (m *Model) step(scope *model.Scope, x, pos, future *Node, cache []*Node) (logits *Node, newCache []*Node) {
+	cfg := m.cfg
+	H, T, C, hs := cfg.NHead, cfg.BlockSize, cfg.NEmbd, cfg.HeadSize()
+	if x.Shape().Dim(0) != 1 {
+		panic(fmt.Errorf("gpt.Model.cachedForward: a step runs one sequence, got tokens of %d", x.Shape().Dim(0)))
+	}
+	g := x.Graph()
+	future = Reshape(future, T)      // [T]: the same keys hidden from every row
+	x = padRows(Reshape(x, 1, C), 0) // [R, C]
+	R := x.Shape().Dim(0)
+	zero := Const(g, int32(0))
+	// write returns a block's cache `[1, H, T, hs]` with row 0 of y `[R, C]` (the token's key or
+	// value) written at pos with DynamicUpdateSlice: a copy of one row into the donated buffer (see
+	// decode; without donation the backend copies the whole cache first: 12 % of a step). The
+	// token's C numbers are already in the cache's order, head by head.
+	write := func(old, y *Node) *Node {
+		row := Reshape(unpadRows(y, 0, 1), 1, H, 1, hs)
+		return DynamicUpdateSlice(old, row, []*Node{zero, zero, pos, zero}) // [1, H, T, hs]
+	}
+	for l := range cfg.NLayer {
+		h := fmt.Sprintf("/h/%d", l)
+		prefix := h + "/attn"
+		in := m.layerNorm(scope, h+"/ln_1", x)                                         // [R, C]
+		q := Transpose(Reshape(m.dense(scope, prefix+"/W_query", in), R, H, hs), 0, 1) // [H, R, hs]
+		keys := write(cache[2*l], m.dense(scope, prefix+"/W_key", in))                 // [1, H, T, hs]
+		values := write(cache[2*l+1], m.dense(scope, prefix+"/W_value", in))           // [1, H, T, hs]
 		newCache = append(newCache, keys, values)
-		var scores *Node // [B, H, 1, T]: q · kᵀ
-		if fourRowTiles(g) {
-			scores = unpadRows(DotGeneral(padRows(q, 2), []int{3}, []int{0, 1}, keys, []int{3}, []int{0, 1}), 2, 1)
+		k, v := Reshape(keys, H, T, hs), Reshape(values, H, T, hs)
+		var scores *Node // [H, R, T]: q · kᵀ
+		if R > 1 {
+			scores = DotGeneral(q, []int{2}, []int{0}, k, []int{2}, []int{0})
 		} else { // as (k · qᵀ)ᵀ (see rowsTimesT)
-			scores = Reshape(DotGeneral(keys, []int{3}, []int{0, 1}, q, []int{3}, []int{0, 1}), B, H, 1, T)
+			scores = Reshape(DotGeneral(k, []int{2}, []int{0}, q, []int{2}, []int{0}), H, 1, T)
 		}
-		scores = attention.MaskFill(scores, future, math.Inf(-1)) // keys after pos: -Inf
-		scores = attention.ScaleScores(scores, hs)                // / sqrt(hs)
-		weights := attention.StableSoftmax(scores)                // [B, H, 1, T]
-		heads := DotGeneral(padRows(weights, 2), []int{3}, []int{0, 1}, values, []int{2}, []int{0, 1})
-		heads = unpadRows(heads, 2, 1)                                              // [B, H, 1, hs]
-		x = Add(x, m.dense(scope, prefix+"/out_proj", attention.MergeHeads(heads))) // [B, 1, C]
-		y := m.dense(scope, h+"/mlp/c_fc", m.layerNorm(scope, h+"/ln_2", x))        // [B, 1, 4C]
-		x = Add(x, m.dense(scope, h+"/mlp/c_proj", gelu(scope, y)))                 // [B, 1, C]
+		scores = attention.MaskFill(scores, future, math.Inf(-1))                                       // keys after pos: -Inf
+		scores = attention.ScaleScores(scores, hs)                                                      // / sqrt(hs)
+		heads := DotGeneral(attention.StableSoftmax(scores), []int{2}, []int{0}, v, []int{1}, []int{0}) // [H, R, hs]
+		merged := Reshape(Transpose(heads, 0, 1), R, C)                                                 // [R, C]
+		x = Add(x, m.dense(scope, prefix+"/out_proj", merged))                                          // [R, C]
+		y := m.dense(scope, h+"/mlp/c_fc", m.layerNorm(scope, h+"/ln_2", x))                            // [R, 4C]
+		x = Add(x, m.dense(scope, h+"/mlp/c_proj", gelu(scope, y)))                                     // [R, C]
 	}
-	x = m.layerNorm(scope, "/ln_f", x) // [B, S, C]
-	wte := weight(scope, g, "/wte/weight")
-	if S == 1 {
-		return rowsTimesT(x, wte), newCache // [B, 1, V]: tied LM head
-	}
-	return attention.Linear(x, wte, nil), newCache // [B, T, V]
+	x = m.layerNorm(scope, "/ln_f", x)                                     // [R, C]
+	logits = rowsTimesT(x, weight(scope, g, "/wte/weight"))                // [R, V]: tied LM head
+	return Reshape(unpadRows(logits, 0, 1), 1, 1, cfg.VocabSize), newCache // [1, 1, V]
 }
 
 // dense is m.linear through the backend's products (rowsTimesT) at every size. The course's
@@ -290,7 +314,10 @@ func rowsTimesT(x, w *Node) *Node {
 	dims := x.Shape().Dimensions
 	in, out := dims[len(dims)-1], w.Shape().Dim(0)
 	n := x.Shape().Size() / in
-	rows := Reshape(x, n, in)
+	rows := x
+	if x.Rank() != 2 {
+		rows = Reshape(x, n, in)
+	}
 	var y *Node // [n, out], or [out, 1] for one row
 	if fourRowTiles(x.Graph()) {
 		y = unpadRows(DotGeneral(padRows(rows, 0), []int{1}, nil, w, []int{1}, nil), 0, n)
@@ -299,6 +326,9 @@ func rowsTimesT(x, w *Node) *Node {
 		if n > 1 {
 			y = Transpose(y, 0, 1)
 		}
+	}
+	if x.Rank() == 2 && n > 1 {
+		return y // [n, out]
 	}
 	return Reshape(y, append(slices.Clone(dims[:len(dims)-1]), out)...) // [..., out]
 }
