@@ -239,7 +239,7 @@ func (m *Model) step(scope *model.Scope, x, pos, future *Node, cache []*Node) (l
 	cfg := m.cfg
 	H, T, C, hs := cfg.NHead, cfg.BlockSize, cfg.NEmbd, cfg.HeadSize()
 	if x.Shape().Dim(0) != 1 {
-		panic(fmt.Errorf("gpt.Model.cachedForward: a step runs one sequence, got tokens of %d", x.Shape().Dim(0)))
+		panic(fmt.Errorf("gpt.Model.cachedForward: a step (S = 1) runs one sequence, got tokens of B = %d", x.Shape().Dim(0)))
 	}
 	g := x.Graph()
 	future = Reshape(future, T)      // [T]: the same keys hidden from every row

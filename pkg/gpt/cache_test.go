@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/attnbook/attnbook/pkg/torchrand"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
 	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
 	"github.com/gomlx/gomlx/core/tensors"
 )
@@ -114,6 +117,25 @@ func TestKVCacheLogits(t *testing.T) {
 	if len(cache) != 4 || !slices.Equal(cache[0].Shape().Dimensions, []int{1, 4, T, 16}) {
 		t.Errorf("cache: %d tensors of %v, want 2·L = 4 of [B=1 H=4 T=%d hs=16]", len(cache), cache[0].Shape(), T)
 	}
+}
+
+// TestKVCacheStepOneSequence: a step carries one sequence's token as padded rows, so tokens of
+// two sequences are refused with the shape named, not computed wrong.
+func TestKVCacheStepOneSequence(t *testing.T) {
+	m, _ := tinyModel(t, 0)
+	cfg := m.Config()
+	g := NewGraph(m.backend, "two sequences")
+	var cache []*Node
+	for range 2 * cfg.NLayer {
+		cache = append(cache, Zeros(g, shapes.Make(dtypes.Float32, 2, cfg.NHead, cfg.BlockSize, cfg.HeadSize())))
+	}
+	defer func() {
+		err, _ := recover().(error)
+		if err == nil || !strings.Contains(err.Error(), "one sequence, got tokens of B = 2") {
+			t.Errorf("a step of two sequences: got %v, want an error naming B = 2", err)
+		}
+	}()
+	m.cachedForward(nil, Zeros(g, shapes.Make(dtypes.Int32, 2, 1)), Const(g, int32(0)), cache)
 }
 
 func maxAbsDiff(a, b []float32) float64 {
