@@ -105,8 +105,9 @@ func wantNoXLA() bool { return backend.Choose().Name() == "go" }
 // GoNB's `go get`, `go env -json …` (from goimports) and `go build -o BIN` of a cell go to
 // bin/attnbook-cellbuild (kernel/internal/cellbuild), which skips the go command when it could not
 // change anything; every other go command passes straight through to $GOROOT/bin/go. So every
-// notebook imports this repository's packages from its first cell, with nothing in the notebook, and an edit under
-// pkg/ shows at the next cell run (go build compiles the replaced directory from source).
+// notebook imports this repository's packages from its first cell, with nothing in the notebook,
+// and an edit under pkg/ shows at the next cell run (go build compiles the replaced directory from
+// source).
 //
 // With ByFolder, argv[0] is bin/attnbook-kernel (folderLauncher): Jupyter starts a kernel in the
 // notebook's folder, and when that folder is inside an attnbook checkout the launcher sets
