@@ -1,6 +1,8 @@
 package attention
 
 import (
+	"slices"
+
 	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
 )
 
@@ -38,7 +40,7 @@ func product(lhs *Node, lhsContract int, lhsBatch []int, rhs *Node, rhsContract 
 		nDims = append(nDims, rd[a])
 	}
 	if batch*m*n*k > exactMaxElems {
-		return DotGeneral(lhs, []int{lhsContract}, lhsBatch, rhs, []int{rhsContract}, rhsBatch)
+		return backendProduct(lhs, lhsContract, lhsBatch, rhs, rhsContract, rhsBatch)
 	}
 	nb := len(lhsBatch)
 	l := TransposeAllAxes(lhs, concatInts(lhsBatch, lhsFree, []int{lhsContract})...) // [batch..., M..., k]
@@ -49,6 +51,70 @@ func product(lhs *Node, lhsContract int, lhsBatch []int, rhs *Node, rhsContract 
 	p := Mul(BroadcastToDims(l, full...), BroadcastToDims(r, full...)) // [batch..., M, N, k]
 	out := ReduceSum(p, nb+2)                                          // [batch..., M, N]
 	return Reshape(out, concatInts(batchDims, mDims, nDims)...)        // [batch..., M..., N...]
+}
+
+// backendProduct is the backend's DotGeneral, with gradients written for the pure-Go backend when
+// lhs is `[batch..., M, K]` and rhs `[batch..., N, K]` or `[batch..., K, N]` (batch axes leading,
+// one free axis per side, lhs contracted on its last axis: Linear, Scores, ContextVectors).
+//
+// The backend multiplies in place only when the left operand is contracted on its last axis;
+// otherwise it transposes both operands first. GoMLX writes rhs's gradient as the cotangent
+// `[batch..., M, N]` contracted over M, so for a Linear's weight both dy `[rows, out]` and x
+// `[rows, in]` were transposed, and each gradient was then copied by a transpose back to the
+// input's layout that changes nothing. Here rhs's gradient is the transposed cotangent times lhs
+// as it is, and lhs's gradient the cotangent times rhs, each already in its input's layout: one
+// transpose per product instead of two or three, no copies.
+func backendProduct(lhs *Node, lhsContract int, lhsBatch []int, rhs *Node, rhsContract int, rhsBatch []int) *Node {
+	dot := func(lhs, rhs *Node) *Node {
+		return DotGeneral(lhs, []int{lhsContract}, lhsBatch, rhs, []int{rhsContract}, rhsBatch)
+	}
+	nb := len(lhsBatch)
+	if lhs.Rank() != nb+2 || rhs.Rank() != nb+2 || lhsContract != nb+1 ||
+		!slices.Equal(lhsBatch, axesUpTo(nb)) || !slices.Equal(rhsBatch, lhsBatch) {
+		return dot(lhs, rhs)
+	}
+	rhsFree := nb + 1 // rhs `[batch..., K, N]`
+	if rhsContract == nb+1 {
+		rhsFree = nb // rhs `[batch..., N, K]`
+	}
+	gradients := func(cot *Node) (dLHS, dRHS *Node) { // cot `[batch..., M, N]`
+		dLHS = DotGeneral(cot, []int{nb + 1}, lhsBatch, rhs, []int{rhsFree}, rhsBatch)            // [batch..., M, K]
+		dRHS = DotGeneral(transposeLast2(cot), []int{nb + 1}, lhsBatch, lhs, []int{nb}, lhsBatch) // [batch..., N, K]
+		if rhsFree == nb+1 {
+			dRHS = transposeLast2(dRHS) // [batch..., K, N]
+		}
+		return dLHS, dRHS
+	}
+	out, _ := InternalFusedOpCaller(
+		func() *Node { return dot(lhs, rhs) },
+		func() *Node { return withGradients(dot, lhs, rhs, gradients) }, true)
+	return out
+}
+
+// withGradients is the gradient graph GoMLX's InternalFusedOpCaller differentiates in place of
+// the forward node: fn(lhs, rhs)'s value, with gradients (dLHS, dRHS) = gradients(cotangent) for
+// lhs and rhs. Its value is never computed (with GOMLX_FUSION off it is, on copies of lhs and rhs).
+//
+// GoMLX lets a graph set the gradient of an identity only. The identity on the output, last in
+// the graph, is differentiated first: it builds both gradients from the cotangent, and the
+// identities on lhs and rhs return them; the products GoMLX writes in between are never used,
+// and the backend leaves them out.
+func withGradients(fn func(lhs, rhs *Node) *Node, lhs, rhs *Node, gradients func(cot *Node) (dLHS, dRHS *Node)) *Node {
+	var dLHS, dRHS *Node
+	lhsID := IdentityWithCustomGradient(lhs, func(_, _ *Node) *Node { return dLHS })
+	rhsID := IdentityWithCustomGradient(rhs, func(_, _ *Node) *Node { return dRHS })
+	return IdentityWithCustomGradient(fn(lhsID, rhsID), func(_, cot *Node) *Node {
+		dLHS, dRHS = gradients(cot)
+		return cot
+	})
+}
+
+// transposeLast2 swaps x's last two axes.
+func transposeLast2(x *Node) *Node {
+	perm := axesUpTo(x.Rank())
+	r := x.Rank()
+	perm[r-2], perm[r-1] = r-1, r-2
+	return TransposeAllAxes(x, perm...)
 }
 
 // freeAxes lists the axes of a rank-r operand that are neither contracted nor batch, in order.
