@@ -20,7 +20,7 @@ const exactMaxElems = 1 << 18
 // to `[batch..., M, N, k]` and a ReduceSum over k, which the pure-Go backend sums in that
 // order — so the printed digits do not depend on the matrix kernels (GoMLX v0.28's packed and
 // SIMD kernels sum in blocks and with FMA; they moved seed 002's sharpest softmax by 1.1e-6).
-// Larger products, the benchmark sizes, use DotGeneral.
+// Larger products, the benchmark sizes, use the backend's DotGeneral (backendProduct).
 func product(lhs *Node, lhsContract int, lhsBatch []int, rhs *Node, rhsContract int, rhsBatch []int) *Node {
 	ld, rd := lhs.Shape().Dimensions, rhs.Shape().Dimensions
 	k := ld[lhsContract]
