@@ -61,9 +61,11 @@ func product(lhs *Node, lhsContract int, lhsBatch []int, rhs *Node, rhsContract 
 // otherwise it transposes both operands first. GoMLX writes rhs's gradient as the cotangent
 // `[batch..., M, N]` contracted over M, so for a Linear's weight both dy `[rows, out]` and x
 // `[rows, in]` were transposed, and each gradient was then copied by a transpose back to the
-// input's layout that changes nothing. Here rhs's gradient is the transposed cotangent times lhs
-// as it is, and lhs's gradient the cotangent times rhs, each already in its input's layout: one
-// transpose per product instead of two or three, no copies.
+// input's layout that changes nothing. Here lhs's gradient is the cotangent times rhs, already in
+// lhs's layout, and rhs's gradient contracts M with one operand transposed: the cotangent
+// (giving `[batch..., N, K]`) or lhs (giving `[batch..., K, N]`), whichever moves fewer numbers,
+// counting the transpose of the result into rhs's layout when it is the other one. One transpose
+// per product for a Linear's weight and the attention's products, instead of two or three.
 func backendProduct(lhs *Node, lhsContract int, lhsBatch []int, rhs *Node, rhsContract int, rhsBatch []int) *Node {
 	dot := func(lhs, rhs *Node) *Node {
 		return DotGeneral(lhs, []int{lhsContract}, lhsBatch, rhs, []int{rhsContract}, rhsBatch)
@@ -73,15 +75,25 @@ func backendProduct(lhs *Node, lhsContract int, lhsBatch []int, rhs *Node, rhsCo
 		!slices.Equal(lhsBatch, axesUpTo(nb)) || !slices.Equal(rhsBatch, lhsBatch) {
 		return dot(lhs, rhs)
 	}
-	rhsFree := nb + 1 // rhs `[batch..., K, N]`
-	if rhsContract == nb+1 {
-		rhsFree = nb // rhs `[batch..., N, K]`
+	m, k := lhs.Shape().Dim(nb), lhs.Shape().Dim(nb+1)
+	rhsNK := rhsContract == nb+1 // rhs `[batch..., N, K]`, else `[batch..., K, N]`
+	rhsFree, n := nb+1, rhs.Shape().Dim(nb+1)
+	if rhsNK {
+		rhsFree, n = nb, rhs.Shape().Dim(nb)
 	}
+	viaCot := transposeCotangent(m, n, k, rhsNK)
 	gradients := func(cot *Node) (dLHS, dRHS *Node) { // cot `[batch..., M, N]`
-		dLHS = DotGeneral(cot, []int{nb + 1}, lhsBatch, rhs, []int{rhsFree}, rhsBatch)            // [batch..., M, K]
-		dRHS = DotGeneral(transposeLast2(cot), []int{nb + 1}, lhsBatch, lhs, []int{nb}, lhsBatch) // [batch..., N, K]
-		if rhsFree == nb+1 {
-			dRHS = transposeLast2(dRHS) // [batch..., K, N]
+		dLHS = DotGeneral(cot, []int{nb + 1}, lhsBatch, rhs, []int{rhsFree}, rhsBatch) // [batch..., M, K]
+		if viaCot {
+			dRHS = DotGeneral(transposeLast2(cot), []int{nb + 1}, lhsBatch, lhs, []int{nb}, lhsBatch) // [batch..., N, K]
+			if !rhsNK {
+				dRHS = transposeLast2(dRHS)
+			}
+		} else {
+			dRHS = DotGeneral(transposeLast2(lhs), []int{nb + 1}, lhsBatch, cot, []int{nb}, lhsBatch) // [batch..., K, N]
+			if rhsNK {
+				dRHS = transposeLast2(dRHS)
+			}
 		}
 		return dLHS, dRHS
 	}
@@ -89,6 +101,20 @@ func backendProduct(lhs *Node, lhsContract int, lhsBatch []int, rhs *Node, rhsCo
 		func() *Node { return dot(lhs, rhs) },
 		func() *Node { return withGradients(dot, lhs, rhs, gradients) }, true)
 	return out
+}
+
+// transposeCotangent reports whether backendProduct takes rhs's gradient with the cotangent
+// `[M, N]` transposed (the result is `[N, K]`) rather than lhs `[M, K]` (the result is `[K, N]`):
+// whichever moves fewer numbers, counting the result's transpose when rhs (`[N, K]` when rhsNK,
+// else `[K, N]`) is laid out the other way; on a tie, the way without it.
+func transposeCotangent(m, n, k int, rhsNK bool) bool {
+	viaCot, viaLHS := m*n, m*k
+	if rhsNK {
+		viaLHS += n * k
+	} else {
+		viaCot += n * k
+	}
+	return viaCot < viaLHS || viaCot == viaLHS && rhsNK
 }
 
 // withGradients is the gradient graph GoMLX's InternalFusedOpCaller differentiates in place of

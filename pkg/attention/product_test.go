@@ -17,14 +17,28 @@ func TestBackendProductGradients(t *testing.T) {
 		lhsDims, rhsDims         []int
 		lhsContract, rhsContract int
 		batch                    []int
+		viaCotangent             bool // how rhs's gradient goes (transposeCotangent)
 	}{
-		{"Linear", []int{96, 48}, []int{80, 48}, 1, 1, nil},                             // x [rows, in], weight [out, in]
-		{"Scores", []int{2, 3, 40, 16}, []int{2, 3, 50, 16}, 3, 3, []int{0, 1}},         // q [B, H, Tq, d], k [B, H, Tk, d]
-		{"ContextVectors", []int{2, 3, 40, 50}, []int{2, 3, 50, 24}, 3, 2, []int{0, 1}}, // weights [B, H, Tq, Tk], v [B, H, Tk, dv]
+		// rhs's gradient takes each of its two ways at these sizes (backendProduct).
+		{"Linear", []int{96, 48}, []int{80, 48}, 1, 1, nil, true},                                    // x [rows, in], weight [out, in]: dy transposed
+		{"Linear_out>in", []int{96, 16}, []int{160, 16}, 1, 1, nil, false},                           // x transposed, the result too
+		{"Scores", []int{2, 3, 40, 16}, []int{2, 3, 50, 16}, 3, 3, []int{0, 1}, false},               // q [B, H, Tq, d], k [B, H, Tk, d]: q and the result
+		{"ContextVectors", []int{2, 3, 40, 50}, []int{2, 3, 50, 24}, 3, 2, []int{0, 1}, false},       // weights [B, H, Tq, Tk], v [B, H, Tk, dv]: the weights
+		{"ContextVectors_long", []int{1, 2, 200, 100}, []int{1, 2, 100, 8}, 3, 2, []int{0, 1}, true}, // the cotangent, the result too
 	} {
 		for _, fusion := range []string{"true", "false"} {
 			t.Run(fmt.Sprintf("%s/fusion=%s", c.name, fusion), func(t *testing.T) {
 				t.Setenv("GOMLX_FUSION", fusion)
+				nb := len(c.batch)
+				m, k := c.lhsDims[nb], c.lhsDims[nb+1]
+				rhsNK := c.rhsContract == nb+1
+				n := c.rhsDims[nb+1]
+				if rhsNK {
+					n = c.rhsDims[nb]
+				}
+				if got := transposeCotangent(m, n, k, rhsNK); got != c.viaCotangent {
+					t.Fatalf("transposeCotangent(%d, %d, %d, %v) = %v, the case is for %v", m, n, k, rhsNK, got, c.viaCotangent)
+				}
 				g := torchrand.New(int64(len(c.name)))
 				lhs, rhs := g.Randn(c.lhsDims...), g.Randn(c.rhsDims...)
 				outs := runN(t, func(in []*Node) []*Node {
