@@ -73,7 +73,7 @@ func (e *env) specOptions(specDir, root string) specOptions {
 // debug information, in the link (-ldflags=-w) and in every compiled package
 // (-gcflags=all=-dwarf=false; panics still print file and line, from the function tables). The
 // first cut a warm cell's Go link from about 0.78 s to 0.59 s; the second shrinks the archives a
-// cell links (233 of them) from 199 to 139 MB and its link by a further ~14 % (docs/notebooks.md).
+// cell links (233 of them) from 199 to 139 MB and its link by a further ~12 % (docs/notebooks.md).
 // With noXLA (no PJRT plugin here, so the pure-Go backend only) cells also build with
 // -tags=noxla, leaving out XLA's cgo, and with CGO_ENABLED=0: nothing they link needs cgo then,
 // and the go command skips asking the C compiler for its version, which took 0.05–0.07 s of every
