@@ -73,7 +73,7 @@ func TestMHAImplementations(t *testing.T) {
 	prose4 := markdown(r, "## 4. What the numbers say")
 	quote := func(what, x string) {
 		t.Helper()
-		if !strings.Contains(summary, x) || !strings.Contains(prose4, strings.Replace(x, "x", "×", 1)) {
+		if !strings.Contains(summary, x) || !strings.Contains(prose4, asProse(x)) {
 			t.Errorf("section 4: %s %s is not both printed by the summary cell and quoted by the prose", what, x)
 		}
 	}
@@ -120,7 +120,7 @@ func TestMHAImplementations(t *testing.T) {
 			t.Errorf("the current-PyTorch cell lacks %q:\n%s", want, out)
 		}
 		// The prose quotes these two ratios.
-		if quoted := benchdata.FormatRatio(fast.MedianMS/sdpa.MedianMS) + " "; !strings.Contains(prose, strings.Replace(quoted, "x ", "×", 1)) {
+		if quoted := asProse(benchdata.FormatRatio(fast.MedianMS / sdpa.MedianMS)); !strings.Contains(prose, quoted) {
 			t.Errorf("the prose does not quote GoMLX's fastest ÷ PyTorch 2.6's SDPA, %s: %s", mode.Label(), quoted)
 		}
 	}
@@ -131,7 +131,7 @@ func TestMHAImplementations(t *testing.T) {
 	} else {
 		x := benchdata.FormatRatio(a.MedianMS / b.MedianMS)
 		line := fmt.Sprintf("%-8s PyTorch 2.6's F.scaled_dot_product_attention ÷ its chapter code: %s", benchdata.Backward.Label(), x)
-		if !strings.Contains(out, line) || !strings.Contains(prose, strings.Replace(x, "x", "×", 1)) {
+		if !strings.Contains(out, line) || !strings.Contains(prose, asProse(x)) {
 			t.Errorf("the cell or the prose lacks PyTorch 2.6's SDPA ÷ its chapter code, fwd+bwd: %s", x)
 		}
 	}
@@ -141,17 +141,20 @@ func TestMHAImplementations(t *testing.T) {
 			if line := fmt.Sprintf("%-8s the same %s code, PyTorch 2.6 ÷ PyTorch 1.13 (both OpenBLAS): %s", mode.Label(), impl, x); !strings.Contains(out, line) {
 				t.Errorf("the current-PyTorch cell lacks %q", line)
 			}
-			if !strings.Contains(prose, strings.Replace(x, "x", "×", 1)) {
+			if !strings.Contains(prose, asProse(x)) {
 				t.Errorf("the prose does not quote PyTorch 2.6 ÷ 1.13 on %s, %s: %s", impl, mode.Label(), x)
 			}
 		}
 		// And GoMLX's fastest against SDPA by the fastest runs.
 		fast, sdpa := cur.Fastest("go/go", mode), cur.Find(benchdata.SDPARow, "pytorch/container-openblas", mode)
-		if x := benchdata.FormatRatio(fast.MinMS / sdpa.MinMS); !strings.Contains(out, "by the fastest runs: GoMLX's "+fast.Impl) || !strings.Contains(prose, strings.Replace(x, "x", "×", 1)) {
+		if x := benchdata.FormatRatio(fast.MinMS / sdpa.MinMS); !strings.Contains(out, "by the fastest runs: GoMLX's "+fast.Impl) || !strings.Contains(prose, asProse(x)) {
 			t.Errorf("the cell or the prose lacks GoMLX's fastest ÷ SDPA by the fastest runs, %s: %s", mode.Label(), x)
 		}
 	}
 }
+
+// asProse is a printed ratio ("0.33x") as the prose writes it ("0.33×").
+func asProse(ratio string) string { return strings.Replace(ratio, "x", "×", 1) }
 
 // markdown is the source of r's markdown cell that starts with heading.
 func markdown(r *nbrun.Result, heading string) string {
