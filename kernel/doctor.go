@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/attnbook/attnbook/kernel/internal/thptools"
 	"github.com/attnbook/attnbook/pkg/backend"
 )
 
@@ -177,6 +178,9 @@ func kernelSpecCheck(e *env, py *python) check {
 	o.ByFolder = true
 	want := newKernelSpec(o)
 	c.Value = fmt.Sprintf("%q in %s: %s", KernelName, dir, describeSpec(have))
+	if have.Env[thptools.EnvVar] != "" {
+		c.Value += "; warm cells compile and link on huge pages (" + have.Env[thptools.EnvVar] + ")"
+	}
 	shim, _ := os.ReadFile(filepath.Join(dir, "bin", "go"))
 	launcher, _ := os.ReadFile(filepath.Join(dir, "bin", launcherName))
 	switch {

@@ -179,10 +179,14 @@ func TestEditsUnderPkgShowOnNextCell(t *testing.T) {
 func Msg() string { return "%s" }
 `
 	writeFile(t, filepath.Join(root, "pkg", "hello", "hello.go"), fmt.Sprintf(hello, "v1"))
-	// run builds the kernel spec's cell builder from the checkout it serves.
-	src, err := filepath.Glob(filepath.Join("internal", "cellbuild", "*.go"))
-	if err != nil || len(src) == 0 {
-		t.Fatalf("kernel/internal/cellbuild: %v", err)
+	// run builds the kernel spec's cell builder (and the package it imports) from the checkout it serves.
+	var src []string
+	for _, pkg := range []string{"cellbuild", "thptools"} {
+		files, err := filepath.Glob(filepath.Join("internal", pkg, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("kernel/internal/%s: %v", pkg, err)
+		}
+		src = append(src, files...)
 	}
 	for _, f := range src {
 		data, err := os.ReadFile(f)

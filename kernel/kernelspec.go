@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/attnbook/attnbook/kernel/internal/thptools"
 	"github.com/attnbook/attnbook/pkg/backend"
 )
 
@@ -55,6 +56,9 @@ type specOptions struct {
 	// toolchain line, e.g. "go1.27.3"), so a go command set to GOTOOLCHAIN=local elsewhere on the
 	// machine never refuses go.mod's go line; "" leaves it unset.
 	Toolchain string
+	// THPTools is the directory of the huge-page builds of the toolchain's compile and link
+	// (kernel/internal/thptools) that warm cells build with; "" for the stock ones.
+	THPTools string
 	// ByFolder starts GoNB through bin/attnbook-kernel, which serves the checkout the notebook's
 	// folder is in (Root only for notebooks outside any checkout). The user's spec does; the
 	// private spec of `kernel run` serves Root only.
@@ -64,8 +68,21 @@ type specOptions struct {
 // specOptions are the spec options for this checkout's Go and tools, serving root, written to
 // specDir.
 func (e *env) specOptions(specDir, root string) specOptions {
-	return specOptions{Root: root, SpecDir: specDir, GoRoot: e.Go.GOROOT, ToolDir: e.Go.ToolDir(),
+	o := specOptions{Root: root, SpecDir: specDir, GoRoot: e.Go.GOROOT, ToolDir: e.Go.ToolDir(),
 		NoXLA: wantNoXLA(), Experiment: e.Go.Experiment(), GODEBUG: e.Go.GODEBUG(), Toolchain: e.Go.Toolchain()}
+	if dir, err := e.thpToolsDir(); err == nil && thptools.Ready(dir) {
+		o.THPTools = dir
+	}
+	return o
+}
+
+// thpToolsDir is where setup builds the huge-page compile and link for this toolchain.
+func (e *env) thpToolsDir() (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return thptools.Dir(cache, e.Go.GOROOT, e.Go.GOVERSION), nil
 }
 
 // cellBuildEnv is how every notebook cell builds, in the kernel spec's environment and in what
@@ -111,7 +128,9 @@ func wantNoXLA() bool { return backend.Choose().Name() == "go" }
 // change anything; every other go command passes straight through to $GOROOT/bin/go. So every
 // notebook imports this repository's packages from its first cell, with nothing in the notebook,
 // and an edit under pkg/ shows at the next cell run (go build compiles the replaced directory from
-// source).
+// source). Where setup built them, $ATTNBOOK_THP_TOOLS names the huge-page builds of the
+// toolchain's compile and link (kernel/internal/thptools), which the cell builder runs instead of
+// the stock ones.
 //
 // With ByFolder, argv[0] is bin/attnbook-kernel (folderLauncher): Jupyter starts a kernel in the
 // notebook's folder, and when that folder is inside an attnbook checkout the launcher sets
@@ -150,6 +169,9 @@ func newKernelSpec(o specOptions) kernelSpec {
 	}
 	if o.Toolchain != "" {
 		env["GOTOOLCHAIN"] = o.Toolchain
+	}
+	if o.THPTools != "" {
+		env[thptools.EnvVar] = o.THPTools
 	}
 	return kernelSpec{
 		Argv:          argv,

@@ -56,6 +56,10 @@ func TestKernelSpecJSON(t *testing.T) {
 	if want := []string{"HOME=/h", "CGO_ENABLED=0", "GOFLAGS=-tags=noxla -gcflags=all=-dwarf=false -ldflags=-w"}; !slices.Equal(slices.Sorted(slices.Values(environ)), slices.Sorted(slices.Values(want))) {
 		t.Errorf("withCellBuildEnv = %q, want %q (in any order)", environ, want)
 	}
+	o.THPTools = "/home/u/.cache/attnbook/thp-tools/go1.27.3-0123456789ab"
+	if env := newKernelSpec(o).Env; env["ATTNBOOK_THP_TOOLS"] != o.THPTools {
+		t.Errorf("spec env ATTNBOOK_THP_TOOLS = %q, want the huge-page tools' directory %s", env["ATTNBOOK_THP_TOOLS"], o.THPTools)
+	}
 	o.RawError = true
 	if argv := newKernelSpec(o).Argv; argv[len(argv)-1] != "--raw_error" {
 		t.Errorf("headless spec argv %q: want --raw_error last", argv)

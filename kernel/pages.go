@@ -10,11 +10,13 @@ import (
 // thpSetting is where Linux says when a process's memory gets transparent huge pages.
 const thpSetting = "/sys/kernel/mm/transparent_hugepage/enabled"
 
-// slowFault is the cost of a first touch of a 4 KiB page above which doctor suggests huge pages:
-// a cell's build touches about 26,000 fresh pages (the go command and the linker), and Go's heap
-// gets huge pages only when the system gives them to every process ("always"). Measured on a
-// 2-core AMD EPYC Zen 5 guest with 13 µs faults (2026-11-28, go run ./kernel bench --cells):
-// warm cells 1.00 s with "madvise", 0.70 s with "always" (a cell's link 0.68 → 0.47 s).
+// slowFault is the cost of a first touch of a 4 KiB page above which doctor suggests huge pages
+// for every process. A cell's compile and link get them from setup's huge-page tools
+// (kernel/internal/thptools); "always" also gives them to the go command of a notebook's first
+// cell, GoNB, goimports and the cells' programs. Measured on a 2-core AMD EPYC Zen 5 guest with
+// 14–16 µs faults (2026-11-29, go run ./kernel bench --cells): warm cells 0.86 / 0.83 s with the
+// stock tools, 0.60 / 0.58 s with the huge-page ones, 0.56 s with those and "always"; first cells
+// 1.8 s, 1.8 s and 1.5 s.
 const slowFault = 4 * time.Microsecond
 
 // memoryCheck reports what a first touch of a page costs here and the huge-page setting, with
@@ -39,8 +41,8 @@ func thpAdvice(cost time.Duration, mode string) string {
 		return ""
 	}
 	return fmt.Sprintf("optional: page faults are slow here (in a virtual machine, often) and every cell builds and links a program; "+
-		"huge pages for every process took a warm cell from 1.00 s to 0.70 s on one such machine: echo always | sudo tee %s "+
-		"(the host's setting, containers' too; see docs/notebooks.md)", thpSetting)
+		"warm cells compile and link on huge pages (setup's thp tools), and huge pages for every process took a notebook's first cell "+
+		"from 1.8 s to 1.5 s on one such machine: echo always | sudo tee %s (the host's setting, containers' too; see docs/notebooks.md)", thpSetting)
 }
 
 // thpMode is the bracketed word of thpSetting ("always [madvise] never" → "madvise").

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/attnbook/attnbook/kernel/internal/thptools"
 )
 
 // Pinned tools. GoNB is installed from go.mod's tool line (`go install` in the repository), and
@@ -132,6 +134,7 @@ func setup(ctx context.Context, e *env) error {
 	}
 	steps = append(steps,
 		step{"Jupyter", func(ctx context.Context) (string, string, error) { return ensureJupyter(ctx, e) }},
+		step{"thp tools", func(ctx context.Context) (string, string, error) { return buildTHPTools(ctx, e) }},
 		step{"kernel spec", func(ctx context.Context) (string, string, error) {
 			did, detail, err := registerKernel(ctx, e)
 			spec, _, _ = strings.Cut(detail, "\n")
@@ -212,6 +215,25 @@ func summarize(e *env, results []stepResult, start time.Time, spec string) error
 		}
 	}
 	return nil
+}
+
+// buildTHPTools builds the toolchain's compile and link with their heap on huge pages, for warm
+// cells (kernel/internal/thptools). Where that cannot be done cells use the stock tools.
+func buildTHPTools(ctx context.Context, e *env) (string, string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "skipped", "", fmt.Errorf("%w: %v: cells compile and link with the stock tools", errWarning, err)
+	}
+	dir, built, err := thptools.Build(ctx, cache, e.Go.GoBinary())
+	switch {
+	case errors.Is(err, thptools.ErrUnsupported):
+		return "skipped", fmt.Sprintf("%v: cells compile and link with the stock tools", err), nil
+	case err != nil:
+		return "warning", "", fmt.Errorf("%w: %v\ncells compile and link with the stock tools", errWarning, err)
+	case built:
+		return "built", e.rel(dir), nil
+	}
+	return "ok", e.rel(dir), nil
 }
 
 func checkGo(e *env) (string, string, error) {

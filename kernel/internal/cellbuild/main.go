@@ -18,6 +18,10 @@
 // constraint and no import the last build did not link, unchanged stamps, every archive still in
 // the cache. Anything else, and any failure (a compile error included, so the message is the go
 // command's own), goes to `go build`; a build that also compiled a dependency is not recorded.
+//
+// Those two commands run the huge-page builds of the toolchain's compile and link that
+// `kernel setup` made, when $ATTNBOOK_THP_TOOLS names them (kernel/internal/thptools): same output,
+// fewer page faults (docs/notebooks.md has the figures).
 package main
 
 import (
@@ -37,6 +41,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/attnbook/attnbook/kernel/internal/thptools"
 )
 
 // stateDir, under the module's directory, holds the record and stands for the go command's
@@ -167,7 +173,9 @@ func fastBuild(goBin, out string) error {
 		return nil // the go command too would find nothing to do
 	}
 	env := append(os.Environ(), r.ToolEnv...)
-	if err := run(r.Compile, env); err != nil {
+	compile := slices.Clone(r.Compile)
+	compile[0] = thptools.Lookup(os.Getenv(thptools.EnvVar), compile[0])
+	if err := run(compile, env); err != nil {
 		return err
 	}
 	tmp := out + ".cellbuild"
@@ -175,6 +183,7 @@ func fastBuild(goBin, out string) error {
 	for i, a := range link {
 		link[i] = strings.ReplaceAll(a, outPlaceholder, tmp)
 	}
+	link[0] = thptools.Lookup(os.Getenv(thptools.EnvVar), link[0])
 	if err := run(link, env); err != nil {
 		os.Remove(tmp)
 		return err

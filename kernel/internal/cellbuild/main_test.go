@@ -103,6 +103,25 @@ func TestCellBuild(t *testing.T) {
 	step("environment back, imports fewer", `fmt.Println(lib.V(), 4)`, env, "recorded", "v2 pear!+ 4")
 	step("the next cell", `fmt.Println(lib.V(), 5)`, env, "fast", "v2 pear!+ 5")
 
+	// With $ATTNBOOK_THP_TOOLS naming tools built from this toolchain's tool directory (here
+	// scripts that log and run the stock ones), the fast path compiles and links with those.
+	toolDir, err := exec.Command(goBin, "env", "GOTOOLDIR").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	thp, log := filepath.Join(tmp, "thp"), filepath.Join(tmp, "thp.log")
+	write(filepath.Join(thp, "from"), strings.TrimSpace(string(toolDir)))
+	for _, tool := range []string{"compile", "link"} {
+		write(filepath.Join(thp, tool), "#!/bin/sh\necho "+tool+" >> "+log+"\nexec "+filepath.Join(strings.TrimSpace(string(toolDir)), tool)+" \"$@\"\n")
+		if err := os.Chmod(filepath.Join(thp, tool), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step("huge-page tools", `fmt.Println(lib.V(), 5.5)`, append(slices.Clone(env), "ATTNBOOK_THP_TOOLS="+thp), "fast", "v2 pear!+ 5.5")
+	if got, _ := os.ReadFile(log); string(got) != "compile\nlink\n" {
+		t.Errorf("with ATTNBOOK_THP_TOOLS the fast build ran %q of its tools, want compile and link", got)
+	}
+
 	cell(`fmt.Println(lib.V(), undefinedName)`)
 	trace, ok := build(env)
 	if ok {
