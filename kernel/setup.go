@@ -220,11 +220,11 @@ func summarize(e *env, results []stepResult, start time.Time, spec string) error
 // buildTHPTools builds the toolchain's compile and link with their heap on huge pages, for warm
 // cells (kernel/internal/thptools). Where that cannot be done cells use the stock tools.
 func buildTHPTools(ctx context.Context, e *env) (string, string, error) {
-	cache, err := os.UserCacheDir()
+	dir, err := e.thpToolsDir()
 	if err != nil {
 		return "skipped", "", fmt.Errorf("%w: %v: cells compile and link with the stock tools", errWarning, err)
 	}
-	dir, built, err := thptools.Build(ctx, cache, e.Go.GoBinary())
+	built, err := thptools.Build(ctx, dir, e.Go.GoBinary())
 	switch {
 	case errors.Is(err, thptools.ErrUnsupported):
 		return "skipped", fmt.Sprintf("%v: cells compile and link with the stock tools", err), nil

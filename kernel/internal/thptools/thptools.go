@@ -110,46 +110,45 @@ func Lookup(dir, path string) string {
 	return built
 }
 
-// Build builds Tools for goBinary's toolchain into Dir(cacheDir, goBinary), unless they are there
-// already, and returns that directory and whether it built them. It needs no network: cmd/compile and
-// cmd/link are in GOROOT with their dependencies (~1.5 min on 2 cores the first time, seconds from
-// the build cache after that).
-func Build(ctx context.Context, cacheDir, goBinary string) (string, bool, error) {
+// Build builds Tools for goBinary's toolchain into dir (Dir of the cache, that toolchain's GOROOT and
+// version), unless they are there already, and reports whether it built them. It needs no network:
+// cmd/compile and cmd/link are in GOROOT with their dependencies (~2 min on 2 cores the first
+// time, seconds from the build cache after that).
+func Build(ctx context.Context, dir, goBinary string) (bool, error) {
 	g, err := readGoEnv(ctx, goBinary)
 	if err != nil {
-		return "", false, err
+		return false, err
 	}
 	if g.GOHOSTOS != "linux" || runtime.GOOS != "linux" {
-		return "", false, fmt.Errorf("%w: transparent huge pages are Linux's", ErrUnsupported)
+		return false, fmt.Errorf("%w: transparent huge pages are Linux's", ErrUnsupported)
 	}
-	out := Dir(cacheDir, g.GOROOT, g.GOVERSION)
-	if Ready(out) {
-		return out, false, nil
+	if Ready(dir) {
+		return false, nil
 	}
 	src, err := os.ReadFile(filepath.Join(g.GOROOT, "src", memFile))
 	if err != nil {
-		return "", false, err
+		return false, err
 	}
 	patched, err := Patch(src)
 	if err != nil {
-		return "", false, err
+		return false, err
 	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return "", false, err
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return false, err
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(out), ".build-")
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".build-")
 	if err != nil {
-		return "", false, err
+		return false, err
 	}
 	defer os.RemoveAll(tmp)
 	overlay := filepath.Join(tmp, "overlay.json")
 	patchedFile := filepath.Join(tmp, "mem_linux.go")
 	ov, _ := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(g.GOROOT, "src", memFile): patchedFile}})
 	if err := os.WriteFile(patchedFile, patched, 0o644); err != nil {
-		return "", false, err
+		return false, err
 	}
 	if err := os.WriteFile(overlay, ov, 0o644); err != nil {
-		return "", false, err
+		return false, err
 	}
 	bin := filepath.Join(tmp, "bin")
 	args := []string{"build", "-trimpath", "-overlay", overlay, "-o", bin + string(filepath.Separator)}
@@ -168,25 +167,25 @@ func Build(ctx context.Context, cacheDir, goBinary string) (string, bool, error)
 		cmd.Env = append(cmd.Env, "GOCACHE="+goCache)
 	}
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", false, fmt.Errorf("thptools: go %s: %w\n%s", strings.Join(args, " "), err, msg)
+		return false, fmt.Errorf("thptools: go %s: %w\n%s", strings.Join(args, " "), err, msg)
 	}
 	for _, t := range Tools {
 		want, err := version(ctx, filepath.Join(g.GOTOOLDIR, t))
 		if err != nil {
-			return "", false, err
+			return false, err
 		}
 		if got, err := version(ctx, filepath.Join(bin, t)); err != nil || got != want {
-			return "", false, fmt.Errorf("thptools: the built %s reports %q, the toolchain's %q (%v)", t, got, want, err)
+			return false, fmt.Errorf("thptools: the built %s reports %q, the toolchain's %q (%v)", t, got, want, err)
 		}
 	}
 	if err := os.WriteFile(filepath.Join(bin, stampName), []byte(g.GOTOOLDIR), 0o644); err != nil {
-		return "", false, err
+		return false, err
 	}
-	os.RemoveAll(out)
-	if err := os.Rename(bin, out); err != nil {
-		return "", false, err
+	os.RemoveAll(dir)
+	if err := os.Rename(bin, dir); err != nil {
+		return false, err
 	}
-	return out, true, nil
+	return true, nil
 }
 
 // version is a tool's `-V=full` line: what the go command keys its build cache on.

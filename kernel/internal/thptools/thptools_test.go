@@ -76,7 +76,8 @@ func TestBuild(t *testing.T) {
 	}
 	ctx := context.Background()
 	goBin := goBinary(t)
-	dir, built, err := Build(ctx, t.TempDir(), goBin)
+	dir := filepath.Join(t.TempDir(), "tools")
+	built, err := Build(ctx, dir, goBin)
 	if err != nil {
 		t.Fatal(err)
 	}
