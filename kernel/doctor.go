@@ -180,6 +180,9 @@ func kernelSpecCheck(e *env, py *python) check {
 	c.Value = fmt.Sprintf("%q in %s: %s", KernelName, dir, describeSpec(have))
 	if have.Env[thptools.EnvVar] != "" {
 		c.Value += "; warm cells compile and link on huge pages (" + have.Env[thptools.EnvVar] + ")"
+		if thptools.Resident(have.Env[thptools.EnvVar]) {
+			c.Value += ", with a resident linker"
+		}
 	}
 	shim, _ := os.ReadFile(filepath.Join(dir, "bin", "go"))
 	launcher, _ := os.ReadFile(filepath.Join(dir, "bin", launcherName))

@@ -21,7 +21,8 @@
 //
 // Those two commands run the huge-page builds of the toolchain's compile and link that
 // `kernel setup` made, when $ATTNBOOK_THP_TOOLS names them (kernel/internal/thptools): same output,
-// fewer page faults (docs/notebooks.md has the figures).
+// fewer page faults (docs/notebooks.md has the figures). The link goes through a resident linker
+// when that build has one (kernel/internal/linkd), and runs as a command when that fails.
 package main
 
 import (
@@ -42,6 +43,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/attnbook/attnbook/kernel/internal/linkd"
 	"github.com/attnbook/attnbook/kernel/internal/thptools"
 )
 
@@ -183,8 +185,7 @@ func fastBuild(goBin, out string) error {
 	for i, a := range link {
 		link[i] = strings.ReplaceAll(a, outPlaceholder, tmp)
 	}
-	link[0] = thptools.Lookup(os.Getenv(thptools.EnvVar), link[0])
-	if err := run(link, env); err != nil {
+	if err := runLink(link, env); err != nil {
 		os.Remove(tmp)
 		return err
 	}
@@ -195,6 +196,21 @@ func fastBuild(goBin, out string) error {
 		return err
 	}
 	return save(r, nil)
+}
+
+// runLink runs a cell's link: through a resident linker when the tools have one
+// (kernel/internal/linkd), else, or when that fails, as a command.
+func runLink(link, env []string) error {
+	tools := os.Getenv(thptools.EnvVar)
+	stock := link[0]
+	if link[0] = thptools.Lookup(tools, stock); link[0] != stock && thptools.Resident(tools) {
+		err := linkd.Link(link, env)
+		trace("resident link", err)
+		if err == nil {
+			return nil
+		}
+	}
+	return run(link, env)
 }
 
 // built hashes the main package's files and BIN's size and modification time.

@@ -1,6 +1,7 @@
 // Package thptools builds the Go toolchain's own compiler and linker, from the toolchain's own
-// source, with one change: their heap asks Linux for transparent huge pages. Warm cells compile and
-// link with them (kernel/internal/cellbuild).
+// source, with two changes: their heap asks Linux for transparent huge pages, and the linker can
+// also run as a resident linker (kernel/internal/linkd). Warm cells compile and link with them
+// (kernel/internal/cellbuild).
 //
 // Why: a warm cell is one compile and one link, and the link alone touches ~70 MB of fresh heap.
 // With 4 KiB pages that is ~17,000 page faults a cell, ~4,600 more in the compile; in a virtual
@@ -9,7 +10,9 @@
 // distributions' default), and Go's runtime does not ask since Go 1.21.1 (GODEBUG=disablethp only
 // turns them off). These builds advise MADV_HUGEPAGE on every heap mapping, as Go 1.21.0's runtime
 // did. Nothing else differs: they report the same `-V=full` version (checked at build) and write
-// byte-identical output (tested). Where THP is "never", the advice does nothing.
+// byte-identical output (tested). Where THP is "never", the advice does nothing. Where the
+// resident linker's patch does not apply to the toolchain's source, the tools are built without
+// it (Resident reports false).
 package thptools
 
 import (
@@ -20,11 +23,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+
+	"github.com/attnbook/attnbook/kernel/internal/linkd"
 )
 
 // EnvVar names the directory of the built tools in a kernel's environment (the kernel spec sets it).
@@ -36,6 +43,9 @@ var Tools = []string{"compile", "link"}
 // stampName is the file in a tools directory naming the stock tool directory they stand in for;
 // Build writes it last.
 const stampName = "from"
+
+// residentName is the file in a tools directory saying the linker has the resident mode.
+const residentName = "linkd"
 
 // memFile is the runtime file patched, relative to GOROOT/src.
 const memFile = "runtime/mem_linux.go"
@@ -74,9 +84,17 @@ func readGoEnv(ctx context.Context, goBinary string) (g goEnv, err error) {
 // Dir is where Build puts the tools for the toolchain at goroot (of version goVersion, "go1.27.3")
 // under cacheDir: one directory per toolchain and patch.
 func Dir(cacheDir, goroot, goVersion string) string {
-	h := sha256.Sum256([]byte(goroot + "\n" + patchWith))
+	h := sha256.New()
+	h.Write([]byte(goroot + "\n" + patchWith))
+	if files, err := linkd.Overlay(goroot); err == nil {
+		names := slices.Sorted(maps.Keys(files))
+		for _, name := range names {
+			fmt.Fprintf(h, "%s %d\n", name, len(files[name]))
+			h.Write(files[name])
+		}
+	}
 	v, _, _ := strings.Cut(goVersion, " ")
-	return filepath.Join(cacheDir, "attnbook", "thp-tools", v+"-"+hex.EncodeToString(h[:6]))
+	return filepath.Join(cacheDir, "attnbook", "thp-tools", v+"-"+hex.EncodeToString(h.Sum(nil)[:6]))
 }
 
 // Ready reports whether dir holds tools built by Build.
@@ -91,6 +109,12 @@ func Ready(dir string) bool {
 		}
 	}
 	return true
+}
+
+// Resident reports whether the linker in dir (Ready) has the resident mode of kernel/internal/linkd.
+func Resident(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, residentName))
+	return dir != "" && err == nil
 }
 
 // Lookup returns the huge-page build of the stock tool at path (GOROOT/pkg/tool/GOOS_GOARCH/NAME)
@@ -141,12 +165,27 @@ func Build(ctx context.Context, dir, goBinary string) (bool, error) {
 		return false, err
 	}
 	defer os.RemoveAll(tmp)
-	overlay := filepath.Join(tmp, "overlay.json")
-	patchedFile := filepath.Join(tmp, "mem_linux.go")
-	ov, _ := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(g.GOROOT, "src", memFile): patchedFile}})
-	if err := os.WriteFile(patchedFile, patched, 0o644); err != nil {
+	files := map[string][]byte{memFile: patched}
+	resident, err := linkd.Overlay(g.GOROOT)
+	if err != nil && !errors.Is(err, linkd.ErrUnsupported) {
 		return false, err
 	}
+	for name, data := range resident {
+		files[name] = data
+	}
+	overlay := filepath.Join(tmp, "overlay.json")
+	replace := map[string]string{}
+	for name, data := range files {
+		file := filepath.Join(tmp, "src", name)
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			return false, err
+		}
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			return false, err
+		}
+		replace[filepath.Join(g.GOROOT, "src", name)] = file
+	}
+	ov, _ := json.Marshal(map[string]map[string]string{"Replace": replace})
 	if err := os.WriteFile(overlay, ov, 0o644); err != nil {
 		return false, err
 	}
@@ -176,6 +215,11 @@ func Build(ctx context.Context, dir, goBinary string) (bool, error) {
 		}
 		if got, err := version(ctx, filepath.Join(bin, t)); err != nil || got != want {
 			return false, fmt.Errorf("thptools: the built %s reports %q, the toolchain's %q (%v)", t, got, want, err)
+		}
+	}
+	if resident != nil {
+		if err := os.WriteFile(filepath.Join(bin, residentName), nil, 0o644); err != nil {
+			return false, err
 		}
 	}
 	if err := os.WriteFile(filepath.Join(bin, stampName), []byte(g.GOTOOLDIR), 0o644); err != nil {

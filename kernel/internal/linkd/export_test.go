@@ -1,0 +1,3 @@
+package linkd
+
+var Socket = socket

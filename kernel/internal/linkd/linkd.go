@@ -1,0 +1,155 @@
+// Package linkd links notebook cells with a resident linker: a build of the toolchain's cmd/link
+// (made by kernel/internal/thptools with Overlay's patch) that loads the ~230 packages a notebook
+// links once, then forks for each cell and links only what the cell adds.
+//
+// Why: a warm cell is one compile and one link, and the link is most of it. Of a notebook cell's
+// 0.55 s link on a 2-core Zen 3 guest, reading the packages' objects and loading their symbols
+// (~290,000) took 0.15–0.25 s, every cell, for the same packages. A server keeps them loaded; the
+// child of a fork shares them and does the rest of the link: 0.37–0.54 s (docs/benchmarks.md).
+//
+// A server serves one link command: the same linker, arguments, import configuration and tool
+// environment, hashed into its socket's name. Link starts one when there is none and links the
+// ordinary way meanwhile; a server exits when idle for ten minutes, or when its import
+// configuration is gone (the notebook's kernel ended). Whatever goes wrong (no server, a refused
+// request, a failed link), Link says so and the caller links the ordinary way, so a cell never
+// depends on it. ATTNBOOK_LINKD=off turns it off.
+package linkd
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const (
+	serveVar = "ATTNBOOK_LINKD_SERVE" // the server's socket, in the server's environment only
+	OffVar   = "ATTNBOOK_LINKD"       // "off" turns resident links off
+	refused  = 3                      // a child's exit status when it cannot serve a request
+	trailer  = "\x00linkd-exit "      // the server's last words: the child's exit status
+)
+
+// linkTimeout bounds one link through a server; a normal one takes a second at most.
+const linkTimeout = 60 * time.Second
+
+// ErrNoServer says no server was listening for this link; Link has started one.
+var ErrNoServer = errors.New("linkd: no server yet (started one)")
+
+// Link runs the link command argv (argv[0] a linker built with Overlay; its -o, -importcfg and
+// main archive arguments as the go command writes them) with the environment env through the
+// server for it, starting one if there is none. A nil error means the output is written;
+// otherwise the caller links the ordinary way.
+func Link(argv, env []string) error {
+	if os.Getenv(OffVar) == "off" {
+		return errors.New("linkd: off ($" + OffVar + "=off)")
+	}
+	sock, err := socket(argv, env)
+	if err != nil {
+		return err
+	}
+	c, err := net.DialTimeout("unix", sock, time.Second)
+	if err != nil {
+		if serr := serve(sock, argv, env); serr != nil {
+			return fmt.Errorf("linkd: %v; starting a server: %v", err, serr)
+		}
+		return ErrNoServer
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(linkTimeout))
+	if _, err := c.Write([]byte(strings.Join(argv[1:], "\x00"))); err != nil {
+		return err
+	}
+	c.(*net.UnixConn).CloseWrite()
+	out, err := io.ReadAll(c)
+	if err != nil {
+		return fmt.Errorf("linkd: %w", err)
+	}
+	i := bytes.LastIndex(out, []byte(trailer))
+	if i < 0 {
+		return fmt.Errorf("linkd: the server ended the connection without a status\n%s", out)
+	}
+	status, err := strconv.Atoi(strings.TrimSpace(string(out[i+len(trailer):])))
+	switch {
+	case err != nil:
+		return fmt.Errorf("linkd: status %q", out[i+len(trailer):])
+	case status == refused:
+		return fmt.Errorf("linkd: refused: %s", out[:i])
+	case status != 0:
+		return fmt.Errorf("linkd: link exited with status %d\n%s", status, out[:i])
+	}
+	return nil
+}
+
+// socket names the server for a link: a hash of the linker, its arguments but the output, the
+// import configuration's content and the environment.
+func socket(argv, env []string) (string, error) {
+	h := sha256.New()
+	for i := 0; i < len(argv); i++ {
+		if argv[i] == "-o" && i+1 < len(argv) {
+			i++
+			continue
+		}
+		fmt.Fprintf(h, "%q\n", argv[i])
+		if argv[i] == "-importcfg" && i+1 < len(argv) {
+			cfg, err := os.ReadFile(argv[i+1])
+			if err != nil {
+				return "", err
+			}
+			fmt.Fprintf(h, "%d\n", len(cfg))
+			h.Write(cfg)
+		}
+	}
+	env = slices.Clone(env)
+	slices.Sort(env)
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "GO") || strings.HasPrefix(kv, "CGO_") {
+			fmt.Fprintf(h, "%q\n", kv)
+		}
+	}
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("attnbook-linkd-%d", os.Getuid()))
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	// Another user could have made it first, and served programs of their own.
+	var st syscall.Stat_t
+	if err := syscall.Lstat(dir, &st); err != nil {
+		return "", err
+	}
+	if st.Uid != uint32(os.Getuid()) || st.Mode&syscall.S_IFMT != syscall.S_IFDIR || st.Mode&0o077 != 0 {
+		return "", fmt.Errorf("linkd: %s is not a private directory of this user", dir)
+	}
+	sock := filepath.Join(dir, hex.EncodeToString(h.Sum(nil))[:24]+".sock")
+	if len(sock) > 100 { // sun_path holds 108 bytes
+		return "", fmt.Errorf("linkd: socket path %s too long", sock)
+	}
+	return sock, nil
+}
+
+// serve starts a server for argv on sock, detached: its own session, no standard streams.
+func serve(sock string, argv, env []string) error {
+	args := slices.Clone(argv[1:])
+	for i := range args {
+		if args[i] == "-o" && i+1 < len(args) {
+			args[i+1] = os.DevNull
+		}
+	}
+	cmd := exec.Command(argv[0], args...)
+	cmd.Env = append(slices.Clone(env), serveVar+"="+sock)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return cmd.Process.Release()
+}

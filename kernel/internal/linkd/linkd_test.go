@@ -1,0 +1,180 @@
+package linkd_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/attnbook/attnbook/kernel/internal/linkd"
+	"github.com/attnbook/attnbook/kernel/internal/thptools"
+)
+
+// TestLink builds the tools (from the build cache after `kernel setup`), links programs through a
+// server and checks them against the ordinary link's, then its refusals and its exit.
+func TestLink(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the resident linker forks, on Linux")
+	}
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	out, err := exec.Command(goBin, "env", "GOROOT", "GOTOOLDIR").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	goroot, toolDir, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	goBin = filepath.Join(goroot, "bin", "go")
+	tools := filepath.Join(t.TempDir(), "tools")
+	if _, err := thptools.Build(context.Background(), tools, goBin); err != nil {
+		t.Fatal(err)
+	}
+	if !thptools.Resident(tools) {
+		t.Fatal("the tools were built without the resident linker")
+	}
+	dir := t.TempDir()
+	cfg, err := exec.Command(goBin, "list", "-export", "-deps", "-f", "{{if .Export}}packagefile {{.ImportPath}}={{.Export}}{{end}}", "fmt", "strings").Output()
+	if err != nil {
+		t.Fatalf("go list -export: %v", err)
+	}
+	importcfg := filepath.Join(dir, "importcfg")
+	if err := os.WriteFile(importcfg, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "GOROOT="+goroot, "ATTNBOOK_LINKD_IDLE=1s")
+	obj := filepath.Join(dir, "main.a")
+	run := func(argv ...string) string {
+		t.Helper()
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", argv[0], err, out)
+		}
+		return string(out)
+	}
+	compile := func(word string) {
+		t.Helper()
+		src := "package main\n\nimport (\n\t\"fmt\"\n\t\"strings\"\n)\n\nfunc main() { fmt.Println(strings.ToUpper(\"" + word + "\")) }\n"
+		if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		run(filepath.Join(toolDir, "compile"), "-o", obj, "-p", "main", "-complete", "-importcfg", importcfg, "-pack", "main.go")
+	}
+	link := func(exe string) []string {
+		return []string{filepath.Join(tools, "link"), "-o", exe, "-importcfg", importcfg, "-buildmode=exe", obj}
+	}
+	sock, err := linkd.Socket(link("x"), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(importcfg) }) // the server exits within a second of that
+
+	compile("hello")
+	if err := linkd.Link(link(filepath.Join(dir, "first")), env); !errors.Is(err, linkd.ErrNoServer) {
+		t.Fatalf("first Link: %v, want ErrNoServer", err)
+	}
+	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatal("no server listening 30 s after Link started one")
+		}
+	}
+	for _, word := range []string{"hello", "again"} {
+		compile(word)
+		exe := filepath.Join(dir, word)
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range errs { // two at once: the server takes them in turn
+			wg.Go(func() { errs[i] = linkd.Link(link(exe+string(rune('0'+i))), env) })
+		}
+		wg.Wait()
+		run(link(exe)...) // the ordinary link, with the same linker
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("Link %d of %q: %v", i, word, err)
+			}
+			if got, want := run(exe+string(rune('0'+i))), strings.ToUpper(word)+"\n"; got != want {
+				t.Errorf("program linked by the server printed %q, want %q", got, want)
+			}
+		}
+		if got, want := run(exe), strings.ToUpper(word)+"\n"; got != want {
+			t.Errorf("program linked the ordinary way printed %q, want %q", got, want)
+		}
+	}
+
+	// A request whose arguments differ from the server's is refused, and nothing is written.
+	status, msg := request(t, sock, []string{"-o", filepath.Join(dir, "refused"), "-importcfg", importcfg, "-buildmode=exe", "-s", obj})
+	if status != "3" || !strings.Contains(msg, "differ from the server's") {
+		t.Errorf("request with -s: status %q, %q; want 3, arguments differ", status, msg)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "refused")); err == nil {
+		t.Errorf("a refused request wrote its output")
+	}
+	// One whose import configuration names another file for a package loaded is refused too.
+	other := filepath.Join(dir, "importcfg2")
+	os.WriteFile(other, bytes.Replace(cfg, []byte("packagefile strings="), []byte("packagefile strings=/nonexistent/"), 1), 0o644)
+	status, msg = request(t, sock, []string{"-o", filepath.Join(dir, "refused"), "-importcfg", other, "-buildmode=exe", obj})
+	if status != "3" || !strings.Contains(msg, "package strings is") {
+		t.Errorf("request with another strings: status %q, %q; want 3, package strings is …", status, msg)
+	}
+
+	t.Setenv(linkd.OffVar, "off")
+	if err := linkd.Link(link(filepath.Join(dir, "off")), env); err == nil {
+		t.Errorf("Link with %s=off linked", linkd.OffVar)
+	}
+	os.Remove(importcfg)
+	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := os.Stat(sock); err != nil {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("the server still listens 10 s after its import configuration was removed")
+		}
+	}
+}
+
+// request sends one request to the server at sock and returns the child's status and output.
+func request(t *testing.T, sock string, args []string) (status, output string) {
+	t.Helper()
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte(strings.Join(args, "\x00")))
+	c.(*net.UnixConn).CloseWrite()
+	out, _ := io.ReadAll(c)
+	before, after, _ := strings.Cut(string(out), "\x00linkd-exit ")
+	return strings.TrimSpace(after), before
+}
+
+// TestSocketDir: the sockets' directory must be the user's own and private, or no server is used.
+func TestSocketDir(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dir := filepath.Join(tmp, fmt.Sprintf("attnbook-linkd-%d", os.Getuid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	argv := []string{"link", "-o", "x", "main.a"}
+	if _, err := linkd.Socket(argv, nil); err == nil {
+		t.Errorf("Socket accepted a directory others can enter")
+	}
+	os.Chmod(dir, 0o700)
+	sock, err := linkd.Socket(argv, nil)
+	if err != nil || filepath.Dir(sock) != dir {
+		t.Errorf("Socket = %s, %v; want one in %s", sock, err, dir)
+	}
+}
