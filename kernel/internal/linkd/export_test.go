@@ -1,3 +1,6 @@
 package linkd
 
-var Socket = socket
+var (
+	Socket   = socket
+	Starting = starting
+)

@@ -61,6 +61,9 @@ func Link(argv, env []string) error {
 	}
 	c, err := net.DialTimeout("unix", sock, time.Second)
 	if err != nil {
+		if starting(sock) {
+			return ErrNoServer
+		}
 		if serr := serve(sock, argv, env); serr != nil {
 			return fmt.Errorf("linkd: %v; starting a server: %v", err, serr)
 		}
@@ -135,6 +138,28 @@ func socket(argv, env []string) (string, error) {
 		return "", fmt.Errorf("linkd: socket path %s too long", sock)
 	}
 	return sock, nil
+}
+
+// startingFor is how long a server may take to listen after Link started it: the cells linked
+// meanwhile start no other (the server removes sock+".starting" once it listens).
+const startingFor = 30 * time.Second
+
+// starting reports whether a server for sock was started less than startingFor ago, and if not
+// marks one as starting now.
+func starting(sock string) bool {
+	mark := sock + ".starting"
+	for range 2 {
+		f, err := os.OpenFile(mark, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		if err == nil {
+			f.Close()
+			return false
+		}
+		if info, err := os.Stat(mark); err == nil && time.Since(info.ModTime()) < startingFor {
+			return true
+		}
+		os.Remove(mark) // a server that never listened: try again
+	}
+	return true
 }
 
 // serve starts a server for argv on sock, detached: its own session, no standard streams.

@@ -83,11 +83,13 @@ func TestLink(t *testing.T) {
 		t.Fatalf("first Link: %v, want ErrNoServer", err)
 	}
 	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
-		if _, err := os.Stat(sock); err == nil {
-			break
+		_, errSock := os.Stat(sock)
+		_, errMark := os.Stat(sock + ".starting")
+		if errSock == nil && errMark != nil {
+			break // listening, and its starting mark gone
 		}
 		if time.Since(start) > 30*time.Second {
-			t.Fatal("no server listening 30 s after Link started one")
+			t.Fatalf("no server listening 30 s after Link started one (socket: %v, mark: %v)", errSock, errMark)
 		}
 	}
 	for _, word := range []string{"hello", "again"} {
@@ -176,5 +178,21 @@ func TestSocketDir(t *testing.T) {
 	sock, err := linkd.Socket(argv, nil)
 	if err != nil || filepath.Dir(sock) != dir {
 		t.Errorf("Socket = %s, %v; want one in %s", sock, err, dir)
+	}
+}
+
+// TestStarting: the cells linked while a server starts start no other, unless it never listened.
+func TestStarting(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "x.sock")
+	if linkd.Starting(sock) {
+		t.Fatal("Starting with no mark said a server is starting")
+	}
+	if !linkd.Starting(sock) {
+		t.Error("Starting right after a server was started said none is")
+	}
+	old := time.Now().Add(-time.Minute)
+	os.Chtimes(sock+".starting", old, old)
+	if linkd.Starting(sock) {
+		t.Error("Starting a minute after a server that never listened said it is still starting")
 	}
 }
