@@ -1,11 +1,12 @@
 // Package linkd links notebook cells with a resident linker: a build of the toolchain's cmd/link
 // (made by kernel/internal/thptools with Overlay's patch) that loads the ~230 packages a notebook
-// links once, then forks for each cell and links only what the cell adds.
+// links once, then forks for each cell; the child loads only the cell's package and finishes the
+// link as an ordinary one does (dead code, layout, output).
 //
 // Why: a warm cell is one compile and one link, and the link is most of it. Of a notebook cell's
-// 0.55 s link on a 2-core Zen 3 guest, reading the packages' objects and loading their symbols
-// (~290,000) took 0.15–0.25 s, every cell, for the same packages. A server keeps them loaded; the
-// child of a fork shares them and does the rest of the link: 0.37–0.54 s (docs/benchmarks.md).
+// 0.55 s link on a 2-core Zen 3 guest, loading the packages' objects and symbols (~290,000) took
+// 0.19–0.25 s, every cell, for the same packages. Through a server the same link took 0.39 s
+// (docs/benchmarks.md).
 //
 // A server serves one link command: the same linker, arguments, import configuration and tool
 // environment, hashed into its socket's name. Link starts one when there is none and links the
