@@ -179,12 +179,13 @@ func TestEditsUnderPkgShowOnNextCell(t *testing.T) {
 func Msg() string { return "%s" }
 `
 	writeFile(t, filepath.Join(root, "pkg", "hello", "hello.go"), fmt.Sprintf(hello, "v1"))
-	// run builds the kernel spec's cell builder (and the package it imports) from the checkout it serves.
+	// run builds the kernel spec's cell builder (and the packages it imports, with the files they
+	// embed) from the checkout it serves.
 	var src []string
-	for _, pkg := range []string{"cellbuild", "thptools"} {
-		files, err := filepath.Glob(filepath.Join("internal", pkg, "*.go"))
+	for _, pattern := range []string{"cellbuild/*.go", "thptools/*.go", "linkd/*.go", "linkd/patch/*.txt"} {
+		files, err := filepath.Glob(filepath.Join("internal", pattern))
 		if err != nil || len(files) == 0 {
-			t.Fatalf("kernel/internal/%s: %v", pkg, err)
+			t.Fatalf("kernel/internal/%s: %v", pattern, err)
 		}
 		src = append(src, files...)
 	}
