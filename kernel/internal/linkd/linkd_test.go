@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -41,6 +42,10 @@ func TestLink(t *testing.T) {
 		t.Fatal("the tools were built without the resident linker")
 	}
 	dir := t.TempDir()
+	nm := filepath.Join(t.TempDir(), "nm") // built now: the server would go idle while go tool nm builds it
+	if out, err := exec.Command(goBin, "build", "-o", nm, "cmd/nm").CombinedOutput(); err != nil {
+		t.Fatalf("go build cmd/nm: %v\n%s", err, out)
+	}
 	cfg, err := exec.Command(goBin, "list", "-export", "-deps", "-f", "{{if .Export}}packagefile {{.ImportPath}}={{.Export}}{{end}}", "fmt", "strings").Output()
 	if err != nil {
 		t.Fatalf("go list -export: %v", err)
@@ -63,7 +68,10 @@ func TestLink(t *testing.T) {
 	}
 	compile := func(word string) {
 		t.Helper()
-		src := "package main\n\nimport (\n\t\"fmt\"\n\t\"strings\"\n)\n\nfunc main() { fmt.Println(strings.ToUpper(\"" + word + "\")) }\n"
+		// shout's String is reached only through fmt's call of an interface method: the
+		// server floods fmt's side, the child main's.
+		src := "package main\n\nimport (\n\t\"fmt\"\n\t\"strings\"\n)\n\ntype shout string\n\n" +
+			"func (s shout) String() string { return strings.ToUpper(string(s)) }\n\nfunc main() { fmt.Println(shout(\"" + word + "\")) }\n"
 		if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -112,6 +120,21 @@ func TestLink(t *testing.T) {
 		}
 		if got, want := run(exe), strings.ToUpper(word)+"\n"; got != want {
 			t.Errorf("program linked the ordinary way printed %q, want %q", got, want)
+		}
+		// The same symbols: the server's dead code pass, carried on in its child, reaches what
+		// an ordinary link reaches (only their order and the tables' sizes differ).
+		symbols := func(exe string) string {
+			var names []string
+			for line := range strings.Lines(run(nm, exe)) {
+				if f := strings.Fields(line); len(f) >= 3 {
+					names = append(names, f[1]+" "+f[2])
+				}
+			}
+			slices.Sort(names)
+			return strings.Join(names, "\n")
+		}
+		if got, want := symbols(exe+"0"), symbols(exe); got != want {
+			t.Errorf("the server's program has other symbols than the ordinary link's:\n%s", lineDiff(got, want))
 		}
 	}
 
@@ -195,4 +218,21 @@ func TestStarting(t *testing.T) {
 	if linkd.Starting(sock) {
 		t.Error("Starting a minute after a server that never listened said it is still starting")
 	}
+}
+
+// lineDiff lists the lines only got has (-) and those only want has (+), at most 20.
+func lineDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	var out []string
+	for _, l := range g {
+		if !slices.Contains(w, l) {
+			out = append(out, "- "+l)
+		}
+	}
+	for _, l := range w {
+		if !slices.Contains(g, l) {
+			out = append(out, "+ "+l)
+		}
+	}
+	return strings.Join(out[:min(len(out), 20)], "\n")
 }

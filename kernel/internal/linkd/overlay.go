@@ -32,6 +32,12 @@ var edits = []edit{
 	{"cmd/link/internal/loader/loader.go",
 		"type loadState struct {\n\tl            *Loader\n",
 		"type loadState struct {\n\tl            *Loader\n\tloaded       int // attnbook: l.objs whose definitions are loaded\n"},
+	{"cmd/link/internal/ld/deadcode.go",
+		"\td := deadcodePass{ctxt: ctxt, ldr: ldr}\n\td.init()\n\td.flood()\n",
+		"\td := linkdDeadcode(ctxt, ldr) // attnbook: a resident linker's child goes on from its server's pass (attnbook_linkd.go)\n"},
+	{"cmd/link/internal/ld/deadcode.go",
+		"\t\tsymIdx := d.wq.pop()\n",
+		"\t\tsymIdx := d.wq.pop()\n\t\tif linkdDefer(d, symIdx) { // attnbook: only while a resident linker floods (attnbook_linkd.go)\n\t\t\tcontinue\n\t\t}\n"},
 	{"cmd/link/internal/loader/loader.go", loadSymsHead, "func (l *Loader) LoadSyms(arch *sys.Arch) {\n\tst := l.LoadSymsDefs() // attnbook: only those of the objects added since a LoadSymsDefs\n"},
 }
 
