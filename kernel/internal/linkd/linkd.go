@@ -1,11 +1,13 @@
 // Package linkd links notebook cells with a resident linker: a build of the toolchain's cmd/link
 // (made by kernel/internal/thptools with Overlay's patch) that loads the ~230 packages a notebook
-// links once, then forks for each cell; the child loads only the cell's package and finishes the
-// link as an ordinary one does (dead code, layout, output).
+// links once, and runs the dead-code pass over them as far as it goes without the cell, then forks
+// for each cell; the child loads only the cell's package, carries the dead-code pass on from its
+// roots and finishes the link as an ordinary one does (layout, output).
 //
 // Why: a warm cell is one compile and one link, and the link is most of it. Of a notebook cell's
 // 0.55 s link on a 2-core Zen 3 guest, loading the packages' objects and symbols (~290,000) took
-// 0.19–0.25 s, every cell, for the same packages. Through a server the same link took 0.39 s
+// 0.19–0.25 s, every cell, for the same packages. Through a server the same link took 0.39 s;
+// on a Zen 4, flooding the dead code in the server took a cell's link from 155 to 128 ms
 // (docs/benchmarks.md).
 //
 // A server serves one link command: the same linker, arguments, import configuration and tool
