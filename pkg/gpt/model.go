@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/attnbook/attnbook/internal/customgrad"
 	"github.com/attnbook/attnbook/pkg/attention"
 	"github.com/attnbook/attnbook/pkg/backend"
 	"github.com/attnbook/attnbook/pkg/torchrand"
@@ -239,14 +240,58 @@ func (m *Model) linear(scope *model.Scope, prefix string, x *Node) *Node {
 	return attention.Linear(x, weight(scope, g, prefix+"/weight"), bias)
 }
 
-// layerNorm is nn.LayerNorm over the last axis (eps 1e-5) with the weight (and bias) at prefix.
+// layerNorm is nn.LayerNorm over the last axis (eps 1e-5) with the weight (and bias) at prefix:
+// GoMLX's nn.LayerNorm, a fused op; a training graph takes PyTorch's gradient (layerNormGradients).
 func (m *Model) layerNorm(scope *model.Scope, prefix string, x *Node) *Node {
 	g := x.Graph()
-	var bias *Node
+	params := []*Node{weight(scope, g, prefix+"/weight")}
 	if m.cfg.Bias {
-		bias = weight(scope, g, prefix+"/bias")
+		params = append(params, weight(scope, g, prefix+"/bias"))
 	}
-	return nn.LayerNorm(x, []int{-1}, 1e-5, weight(scope, g, prefix+"/weight"), bias, nil)
+	norm := func(in ...*Node) *Node {
+		var bias *Node
+		if len(in) == 3 {
+			bias = in[2]
+		}
+		return nn.LayerNorm(in[0], []int{-1}, layerNormEps, in[1], bias, nil)
+	}
+	if !scope.IsTraining(g) {
+		return norm(append([]*Node{x}, params...)...)
+	}
+	return customgrad.With(norm, func(dy *Node) []*Node { return layerNormGradients(x, params[0], dy, m.cfg.Bias) }, append([]*Node{x}, params...)...)
+}
+
+// layerNormEps is nn.LayerNorm's default eps, nanoGPT's.
+const layerNormEps = 1e-5
+
+// layerNormGradients is PyTorch's LayerNormBackward (its CPU kernel's formula) for x `[..., C]`
+// normalized over C with weight w `[C]` and the cotangent dy `[..., C]`: with the rows' mean μ and
+// rstd = 1/√(var + eps), ds = Σ dy·w·x and db = Σ dy·w over C,
+// dx = rstd·dy·w + b·x + c where b = (db·μ − ds)·rstd³/C and c = −b·μ − db·rstd/C;
+// dw = Σ dy·(x − μ)·rstd and the bias's db = Σ dy over the rows. It returns dx, dw and, with a
+// bias, the bias's gradient: ten passes over `[..., C]`, where differentiating GoMLX's formula
+// (nn.LayerNorm's alternate to its fused op) costs nineteen.
+func layerNormGradients(x, w, dy *Node, bias bool) []*Node {
+	rank, c := x.Rank(), float64(x.Shape().Dim(-1))
+	rows := make([]int, rank-1) // every axis but C
+	for i := range rows {
+		rows[i] = i
+	}
+	wx := ExpandLeftToRank(w, rank)                                                   // [1..., C]
+	mean := ReduceAndKeep(x, ReduceMean, -1)                                          // [..., 1]
+	xc := Sub(x, mean)                                                                // [..., C]
+	rstd := Rsqrt(AddScalar(ReduceAndKeep(Square(xc), ReduceMean, -1), layerNormEps)) // [..., 1]
+	dyw := Mul(dy, wx)                                                                // [..., C]
+	ds := ReduceAndKeep(Mul(dyw, x), ReduceSum, -1)                                   // [..., 1]
+	db := ReduceAndKeep(dyw, ReduceSum, -1)                                           // [..., 1]
+	b := MulScalar(Mul(Mul(Mul(Sub(Mul(db, mean), ds), rstd), rstd), rstd), 1/c)      // [..., 1]
+	cc := Sub(Neg(Mul(b, mean)), MulScalar(Mul(db, rstd), 1/c))                       // [..., 1]
+	dx := Add(Add(Mul(dyw, rstd), Mul(x, b)), cc)                                     // [..., C]
+	grads := []*Node{dx, ReduceSum(Mul(dy, Mul(xc, rstd)), rows...)}
+	if bias {
+		grads = append(grads, ReduceSum(dy, rows...))
+	}
+	return grads
 }
 
 // Forward builds the model on tokens `[B, T]` (any integer dtype, T ≤ BlockSize) and returns the
@@ -294,17 +339,20 @@ func (m *Model) forward(scope *model.Scope, tokens *Node, fused bool) (logits *N
 	return logits, weights
 }
 
-// gelu is the exact GELU of nn.GELU(), x·Φ(x) with Φ(x) = (1 + erf(x/√2))/2. Inference uses GoMLX's
-// activation.Gelu, a fused op. A training graph writes the formula out as GoMLX's gradient of that
-// fused op does: the gradient then reuses the forward's erf, where the fused forward would compute
-// erf a second time beside the gradient's own (scalar math.Erf over `[B, T, 4C]` on the pure-Go
-// backend: 8–10 % of a training step).
+// gelu is the exact GELU of nn.GELU(), x·Φ(x) with Φ(x) = (1 + erf(x/√2))/2, on x of any shape.
+// Inference uses GoMLX's activation.Gelu, a fused op. A training graph computes Φ(x) once and takes
+// PyTorch's gradient of GELU (its CPU GeluBackward): dy·(Φ(x) + x·φ(x)), φ(x) = e^(−x²/2)/√(2π).
+// Differentiating the formula instead costs twelve passes over `[B, T, 4C]` in place of seven
+// (scalar factors broadcast to the full shape among them).
 func gelu(scope *model.Scope, x *Node) *Node {
 	if scope == nil || !scope.IsTraining(x.Graph()) {
 		return activation.Gelu(x)
 	}
-	cdf := MulScalar(AddScalar(Erf(DivScalar(x, math.Sqrt2)), 1), 0.5) // Φ(x)
-	return Mul(x, cdf)
+	cdf := MulScalar(AddScalar(Erf(MulScalar(x, math.Sqrt2/2)), 1), 0.5) // Φ(x)
+	return customgrad.With(func(in ...*Node) *Node { return Mul(in[0], in[1]) }, func(dy *Node) []*Node {
+		pdf := MulScalar(Exp(MulScalar(Mul(x, x), -0.5)), 0.5*math.Sqrt2/math.SqrtPi) // φ(x)
+		return []*Node{Mul(dy, Add(cdf, Mul(x, pdf))), nil}                           // cdf's part is in x's
+	}, x, cdf)
 }
 
 // attention is the course's causal multi-head attention (seed 001/004's MultiHeadAttention) on x
