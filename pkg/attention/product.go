@@ -118,10 +118,10 @@ func transposeCotangent(m, n, k int, rhsNK bool) bool {
 }
 
 // transposeLast2 swaps x's last two axes: `[..., M, N]` → `[..., N, M]`. Past rank 2 it is two
-// transposes the pure-Go backend has fast paths for, `[b·M, N]` → `[N, b·M]` (tiled, on every core)
-// and `[N, b, M]` → `[b, N, M]` (rows of M copied whole), b the leading axes' size: the single
-// permutation has no fast path, and its element-by-element copy on one core took about twice as
-// long (`[12, 4, 64, 64]`, the attention products' gradients in nanoGPT's training step).
+// transposes the pure-Go backend has fast paths for, `[b, M, N]` → `[M, b, N]` (rows of N copied
+// whole) and `[M, b·N]` → `[b·N, M]` (tiled, on every core), b the leading axes' size: the single
+// permutation has none, and its element-by-element copy on one core took about twice as long (the
+// attention products' gradients in nanoGPT's training step, `[12, 4, 64, 64]`: 0.9 against 0.4 ms).
 func transposeLast2(x *Node) *Node {
 	d := x.Shape().Dimensions
 	r := len(d)
@@ -130,8 +130,8 @@ func transposeLast2(x *Node) *Node {
 	}
 	m, n := d[r-2], d[r-1]
 	b := x.Shape().Size() / max(m*n, 1)
-	y := Transpose(Reshape(x, b*m, n), 0, 1)           // [N, b·M]
-	y = TransposeAllAxes(Reshape(y, n, b, m), 1, 0, 2) // [b, N, M]
+	y := TransposeAllAxes(Reshape(x, b, m, n), 1, 0, 2) // [M, b, N]
+	y = Transpose(Reshape(y, m, b*n), 0, 1)             // [b·N, M]
 	return Reshape(y, concatInts(d[:r-2], []int{n, m})...)
 }
 
