@@ -1,18 +1,19 @@
 // Package thptools builds the Go toolchain's own compiler and linker, from the toolchain's own
-// source, with two changes: their heap asks Linux for transparent huge pages, and the linker can
-// also run as a resident linker (kernel/internal/linkd). Warm cells compile and link with them
+// source, with changes that spare them page faults (patches), and a linker that can also run as a
+// resident linker (kernel/internal/linkd). Warm cells compile and link with them
 // (kernel/internal/cellbuild).
 //
-// Why: a warm cell is one compile and one link, and the link alone touches ~70 MB of fresh heap.
-// With 4 KiB pages that is ~17,000 page faults a cell, ~4,600 more in the compile; in a virtual
-// machine a fault costs 2–15 µs (`kernel doctor` measures it), up to a quarter of a second a cell.
-// Linux backs memory with 2 MiB pages only where a program asks (THP "madvise", most
-// distributions' default), and Go's runtime does not ask since Go 1.21.1 (GODEBUG=disablethp only
-// turns them off). These builds advise MADV_HUGEPAGE on every heap mapping, as Go 1.21.0's runtime
-// did. Nothing else differs: they report the same `-V=full` version (checked at build) and write
-// byte-identical output (tested). Where THP is "never", the advice does nothing. Where the
-// resident linker's patch does not apply to the toolchain's source, the tools are built without
-// it (Resident reports false).
+// Why: a warm cell is one compile and one link, and the link alone touches ~70 MB of fresh heap,
+// maps ~140 MB of package archives and writes a ~14 MB program. With 4 KiB pages that was ~20,000
+// page faults a link, ~4,600 more in the compile; in a virtual machine a fault costs 1–19 µs
+// (`kernel doctor` measures it), up to 0.4 s a cell. Linux backs memory with 2 MiB pages only where
+// a program asks (THP "madvise", most distributions' default), and Go's runtime does not ask since
+// Go 1.21.1 (GODEBUG=disablethp only turns them off). These builds advise MADV_HUGEPAGE on every
+// heap mapping, as Go 1.21.0's runtime did; the linker builds its output in that heap and maps the
+// archives with their pages at once. Nothing else differs: they report the same `-V=full` version
+// (checked at build) and write byte-identical output (tested). Where THP is "never", the advice
+// does nothing. Where the resident linker's patch does not apply to the toolchain's source, the
+// tools are built without it (Resident reports false).
 package thptools
 
 import (
@@ -47,26 +48,53 @@ const stampName = "from"
 // residentName is the file in a tools directory saying the linker has the resident mode.
 const residentName = "linkd"
 
-// memFile is the runtime file patched, relative to GOROOT/src.
-const memFile = "runtime/mem_linux.go"
+// A patch replaces the one occurrence of anchor in a file under GOROOT/src with with.
+type patch struct{ file, anchor, with string }
 
-// patchAnchor is sysMapOS's handling of GODEBUG=disablethp, where every heap mapping passes;
-// patchWith adds the advice for the default setting.
-const (
-	patchAnchor = "\tif debug.disablethp != 0 {\n\t\tsysNoHugePageOS(v, n)\n\t}\n"
-	patchWith   = "\tif debug.disablethp != 0 {\n\t\tsysNoHugePageOS(v, n)\n\t} else {\n\t\tsysHugePageOS(v, n) // attnbook: heap on huge pages\n\t}\n"
-)
+// patches are the changes, each one less kind of page fault. The tools still report the same
+// version and write the same bytes (TestBuild).
+var patches = []patch{
+	// The heap: every heap mapping passes sysMapOS's handling of GODEBUG=disablethp; the default
+	// setting gets the advice Go 1.21.0 gave.
+	{"runtime/mem_linux.go",
+		"\tif debug.disablethp != 0 {\n\t\tsysNoHugePageOS(v, n)\n\t}\n",
+		"\tif debug.disablethp != 0 {\n\t\tsysNoHugePageOS(v, n)\n\t} else {\n\t\tsysHugePageOS(v, n) // attnbook: heap on huge pages\n\t}\n"},
+	// The linker's output: built in the heap and written with one write at the end, as the linker
+	// does on systems without mmap, not in a shared mapping of the file (a fault per 4 KiB page:
+	// ~3,500 for a notebook cell's 14 MB program).
+	{"cmd/link/internal/ld/outbuf_mmap.go",
+		"func (out *OutBuf) Mmap(filesize uint64) (err error) {\n",
+		"func (out *OutBuf) Mmap(filesize uint64) (err error) {\n" +
+			"\tif oldheap := out.heap; len(out.buf) == 0 && filesize >= uint64(len(oldheap)) { // attnbook: the output in the heap (outbuf_nommap.go)\n" +
+			"\t\tout.heap = make([]byte, filesize)\n\t\tcopy(out.heap, oldheap)\n\t\treturn nil\n\t}\n"},
+	// The package archives' objects the linker maps: mapped with their pages at once, one system
+	// call where reading them took a fault per 16 pages.
+	{"cmd/internal/bio/buf_mmap.go",
+		"syscall.PROT_READ, syscall.MAP_SHARED|syscall.MAP_FILE)",
+		"syscall.PROT_READ, syscall.MAP_SHARED|syscall.MAP_FILE|syscall.MAP_POPULATE) // attnbook: mapped at once"},
+}
 
-// ErrUnsupported says the tools cannot be built here: not Linux, or a runtime without the line
-// patched. Cells then compile and link with the stock tools.
+// ErrUnsupported says the tools cannot be built here: not Linux, or a toolchain source without the
+// places patched. Cells then compile and link with the stock tools.
 var ErrUnsupported = errors.New("thptools: unsupported")
 
-// Patch returns mem_linux.go's source with the heap advised MADV_HUGEPAGE.
-func Patch(src []byte) ([]byte, error) {
-	if bytes.Count(src, []byte(patchAnchor)) != 1 {
-		return nil, fmt.Errorf("%w: %s has no single disablethp check in sysMapOS to extend", ErrUnsupported, memFile)
+// Patch returns the files patches change in the toolchain at goroot, by path under goroot/src.
+func Patch(goroot string) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	for _, p := range patches {
+		src, ok := files[p.file]
+		if !ok {
+			var err error
+			if src, err = os.ReadFile(filepath.Join(goroot, "src", p.file)); err != nil {
+				return nil, err
+			}
+		}
+		if n := bytes.Count(src, []byte(p.anchor)); n != 1 {
+			return nil, fmt.Errorf("%w: %s has %d places to patch, want 1: %.50q", ErrUnsupported, p.file, n, p.anchor)
+		}
+		files[p.file] = bytes.Replace(src, []byte(p.anchor), []byte(p.with), 1)
 	}
-	return bytes.Replace(src, []byte(patchAnchor), []byte(patchWith), 1), nil
+	return files, nil
 }
 
 // goEnv is what Build needs to know of the go command.
@@ -85,7 +113,10 @@ func readGoEnv(ctx context.Context, goBinary string) (g goEnv, err error) {
 // under cacheDir: one directory per toolchain and patch.
 func Dir(cacheDir, goroot, goVersion string) string {
 	h := sha256.New()
-	h.Write([]byte(goroot + "\n" + patchWith))
+	h.Write([]byte(goroot + "\n"))
+	for _, p := range patches {
+		fmt.Fprintf(h, "%s %q\n", p.file, p.with)
+	}
 	if files, err := linkd.Overlay(goroot); err == nil {
 		names := slices.Sorted(maps.Keys(files))
 		for _, name := range names {
@@ -149,11 +180,7 @@ func Build(ctx context.Context, dir, goBinary string) (bool, error) {
 	if Ready(dir) {
 		return false, nil
 	}
-	src, err := os.ReadFile(filepath.Join(g.GOROOT, "src", memFile))
-	if err != nil {
-		return false, err
-	}
-	patched, err := Patch(src)
+	files, err := Patch(g.GOROOT)
 	if err != nil {
 		return false, err
 	}
@@ -165,7 +192,6 @@ func Build(ctx context.Context, dir, goBinary string) (bool, error) {
 		return false, err
 	}
 	defer os.RemoveAll(tmp)
-	files := map[string][]byte{memFile: patched}
 	resident, err := linkd.Overlay(g.GOROOT)
 	if err != nil && !errors.Is(err, linkd.ErrUnsupported) {
 		return false, err

@@ -27,22 +27,33 @@ func TestPatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile(filepath.Join(g.GOROOT, "src", memFile))
+	files, err := Patch(g.GOROOT)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("this toolchain's source: %v", err)
 	}
-	patched, err := Patch(src)
-	if err != nil {
-		t.Fatalf("this toolchain's %s: %v", memFile, err)
+	for _, p := range patches {
+		src, err := os.ReadFile(filepath.Join(g.GOROOT, "src", p.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(files[p.file], []byte(p.with)) || bytes.Contains(src, []byte(p.with)) {
+			t.Errorf("%s: the patched file lacks %.40q, or the original has it", p.file, p.with)
+		}
+		if got, want := len(files[p.file])-len(src), len(p.with)-len(p.anchor); got != want {
+			t.Errorf("%s: patch changed %d bytes, want %d (only the anchor replaced)", p.file, got, want)
+		}
 	}
-	if got := bytes.Count(patched, []byte("sysHugePageOS(v, n)")); got != bytes.Count(src, []byte("sysHugePageOS(v, n)"))+1 {
-		t.Errorf("patched source calls sysHugePageOS(v, n) %d times, want one more than the original", got)
+	dir := t.TempDir()
+	for file, data := range files {
+		if err := os.MkdirAll(filepath.Join(dir, "src", filepath.Dir(file)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "src", file), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if len(patched)-len(src) != len(patchWith)-len(patchAnchor) {
-		t.Errorf("patch changed %d bytes, want only the added else branch", len(patched)-len(src))
-	}
-	if _, err := Patch(patched); !errors.Is(err, ErrUnsupported) {
-		t.Errorf("Patch of a patched file: %v, want ErrUnsupported", err)
+	if _, err := Patch(dir); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("Patch of a patched source: %v, want ErrUnsupported", err)
 	}
 }
 
