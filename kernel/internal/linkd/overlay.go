@@ -1,12 +1,13 @@
 package linkd
 
 import (
-	"bytes"
 	"embed"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/attnbook/attnbook/kernel/internal/srcedit"
 )
 
 //go:embed patch/*.txt
@@ -16,29 +17,28 @@ var patches embed.FS
 // tools are then built without it, and cells link the ordinary way.
 var ErrUnsupported = errors.New("linkd: unsupported toolchain source")
 
-// edit replaces the one occurrence of anchor in a GOROOT/src file.
-type edit struct{ file, anchor, with string }
-
-var edits = []edit{
-	{"cmd/link/internal/ld/main.go",
-		"\tdefault:\n\t\taddlibpath(ctxt, \"command line\", \"command line\", flag.Arg(0), \"main\", \"\", zerofp)\n\t}\n",
-		"\tdefault:\n\t\tif os.Getenv(\"ATTNBOOK_LINKD_SERVE\") == \"\" { // attnbook: a server adds main per request (attnbook_linkd.go)\n\t\t\taddlibpath(ctxt, \"command line\", \"command line\", flag.Arg(0), \"main\", \"\", zerofp)\n\t\t}\n\t}\n"},
-	{"cmd/link/internal/ld/lib.go",
-		"\t// ctxt.Library grows during the loop, so not a range loop.\n\ti := 0\n",
-		"\t// ctxt.Library grows during the loop, so not a range loop.\n\ti := linkdPreload(ctxt) // attnbook: 0 but in a resident linker's child (attnbook_linkd.go)\n"},
-	{"cmd/link/internal/loader/loader.go",
-		"type Loader struct {\n",
-		"type Loader struct {\n\tdefs *loadState // attnbook: the definitions loaded so far, see LoadSymsDefs\n"},
-	{"cmd/link/internal/loader/loader.go",
-		"type loadState struct {\n\tl            *Loader\n",
-		"type loadState struct {\n\tl            *Loader\n\tloaded       int // attnbook: l.objs whose definitions are loaded\n"},
-	{"cmd/link/internal/ld/deadcode.go",
-		"\td := deadcodePass{ctxt: ctxt, ldr: ldr}\n\td.init()\n\td.flood()\n",
-		"\td := linkdDeadcode(ctxt, ldr) // attnbook: a resident linker's child goes on from its server's pass (attnbook_linkd.go)\n"},
-	{"cmd/link/internal/ld/deadcode.go",
-		"\t\tsymIdx := d.wq.pop()\n",
-		"\t\tsymIdx := d.wq.pop()\n\t\tif linkdDefer(d, symIdx) { // attnbook: only while a resident linker floods (attnbook_linkd.go)\n\t\t\tcontinue\n\t\t}\n"},
-	{"cmd/link/internal/loader/loader.go", loadSymsHead, "func (l *Loader) LoadSyms(arch *sys.Arch) {\n\tst := l.LoadSymsDefs() // attnbook: only those of the objects added since a LoadSymsDefs\n"},
+// edits are the changes to the linker's files (besides those added).
+var edits = []srcedit.Edit{
+	{File: "cmd/link/internal/ld/main.go",
+		Anchor: "\tdefault:\n\t\taddlibpath(ctxt, \"command line\", \"command line\", flag.Arg(0), \"main\", \"\", zerofp)\n\t}\n",
+		With:   "\tdefault:\n\t\tif os.Getenv(\"ATTNBOOK_LINKD_SERVE\") == \"\" { // attnbook: a server adds main per request (attnbook_linkd.go)\n\t\t\taddlibpath(ctxt, \"command line\", \"command line\", flag.Arg(0), \"main\", \"\", zerofp)\n\t\t}\n\t}\n"},
+	{File: "cmd/link/internal/ld/lib.go",
+		Anchor: "\t// ctxt.Library grows during the loop, so not a range loop.\n\ti := 0\n",
+		With:   "\t// ctxt.Library grows during the loop, so not a range loop.\n\ti := linkdPreload(ctxt) // attnbook: 0 but in a resident linker's child (attnbook_linkd.go)\n"},
+	{File: "cmd/link/internal/loader/loader.go",
+		Anchor: "type Loader struct {\n",
+		With:   "type Loader struct {\n\tdefs *loadState // attnbook: the definitions loaded so far, see LoadSymsDefs\n"},
+	{File: "cmd/link/internal/loader/loader.go",
+		Anchor: "type loadState struct {\n\tl            *Loader\n",
+		With:   "type loadState struct {\n\tl            *Loader\n\tloaded       int // attnbook: l.objs whose definitions are loaded\n"},
+	{File: "cmd/link/internal/ld/deadcode.go",
+		Anchor: "\td := deadcodePass{ctxt: ctxt, ldr: ldr}\n\td.init()\n\td.flood()\n",
+		With:   "\td := linkdDeadcode(ctxt, ldr) // attnbook: a resident linker's child goes on from its server's pass (attnbook_linkd.go)\n"},
+	{File: "cmd/link/internal/ld/deadcode.go",
+		Anchor: "\t\tsymIdx := d.wq.pop()\n",
+		With:   "\t\tsymIdx := d.wq.pop()\n\t\tif linkdDefer(d, symIdx) { // attnbook: only while a resident linker floods (attnbook_linkd.go)\n\t\t\tcontinue\n\t\t}\n"},
+	{File: "cmd/link/internal/loader/loader.go", Anchor: loadSymsHead,
+		With: "func (l *Loader) LoadSyms(arch *sys.Arch) {\n\tst := l.LoadSymsDefs() // attnbook: only those of the objects added since a LoadSymsDefs\n"},
 }
 
 // loadSymsHead is the start of the loader's LoadSyms, which LoadSymsDefs (patch/loader_defs.go.txt)
@@ -84,19 +84,11 @@ var added = map[string]string{
 // each file it changes or adds, by path under goroot/src. Built with it, cmd/link links as
 // before unless $ATTNBOOK_LINKD_SERVE is set (byte for byte: kernel/internal/thptools tests it).
 func Overlay(goroot string) (map[string][]byte, error) {
-	files := map[string][]byte{}
-	for _, e := range edits {
-		src, ok := files[e.file]
-		if !ok {
-			var err error
-			if src, err = os.ReadFile(filepath.Join(goroot, "src", e.file)); err != nil {
-				return nil, err
-			}
-		}
-		if n := bytes.Count(src, []byte(e.anchor)); n != 1 {
-			return nil, fmt.Errorf("%w: %s has %d places to patch, want 1: %.40q", ErrUnsupported, e.file, n, e.anchor)
-		}
-		files[e.file] = bytes.Replace(src, []byte(e.anchor), []byte(e.with), 1)
+	files, err := srcedit.Apply(goroot, edits)
+	if errors.Is(err, srcedit.ErrMismatch) {
+		return nil, fmt.Errorf("%w: %w", ErrUnsupported, err)
+	} else if err != nil {
+		return nil, err
 	}
 	for file, name := range added {
 		if _, err := os.Stat(filepath.Join(goroot, "src", file)); err == nil {

@@ -17,7 +17,6 @@
 package thptools
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -33,6 +32,7 @@ import (
 	"strings"
 
 	"github.com/attnbook/attnbook/kernel/internal/linkd"
+	"github.com/attnbook/attnbook/kernel/internal/srcedit"
 )
 
 // EnvVar names the directory of the built tools in a kernel's environment (the kernel spec sets it).
@@ -48,30 +48,27 @@ const stampName = "from"
 // residentName is the file in a tools directory saying the linker has the resident mode.
 const residentName = "linkd"
 
-// A patch replaces the one occurrence of anchor in a file under GOROOT/src with with.
-type patch struct{ file, anchor, with string }
-
 // patches are the changes, each one less kind of page fault. The tools still report the same
 // version and write the same bytes (TestBuild).
-var patches = []patch{
+var patches = []srcedit.Edit{
 	// The heap: every heap mapping passes sysMapOS's handling of GODEBUG=disablethp; the default
 	// setting gets the advice Go 1.21.0 gave.
-	{"runtime/mem_linux.go",
-		"\tif debug.disablethp != 0 {\n\t\tsysNoHugePageOS(v, n)\n\t}\n",
-		"\tif debug.disablethp != 0 {\n\t\tsysNoHugePageOS(v, n)\n\t} else {\n\t\tsysHugePageOS(v, n) // attnbook: heap on huge pages\n\t}\n"},
+	{File: "runtime/mem_linux.go",
+		Anchor: "\tif debug.disablethp != 0 {\n\t\tsysNoHugePageOS(v, n)\n\t}\n",
+		With:   "\tif debug.disablethp != 0 {\n\t\tsysNoHugePageOS(v, n)\n\t} else {\n\t\tsysHugePageOS(v, n) // attnbook: heap on huge pages\n\t}\n"},
 	// The linker's output: built in the heap and written with one write at the end, as the linker
 	// does on systems without mmap, not in a shared mapping of the file (a fault per 4 KiB page:
 	// ~3,500 for a notebook cell's 14 MB program).
-	{"cmd/link/internal/ld/outbuf_mmap.go",
-		"func (out *OutBuf) Mmap(filesize uint64) (err error) {\n",
-		"func (out *OutBuf) Mmap(filesize uint64) (err error) {\n" +
+	{File: "cmd/link/internal/ld/outbuf_mmap.go",
+		Anchor: "func (out *OutBuf) Mmap(filesize uint64) (err error) {\n",
+		With: "func (out *OutBuf) Mmap(filesize uint64) (err error) {\n" +
 			"\tif oldheap := out.heap; len(out.buf) == 0 && filesize >= uint64(len(oldheap)) { // attnbook: the output in the heap (outbuf_nommap.go)\n" +
 			"\t\tout.heap = make([]byte, filesize)\n\t\tcopy(out.heap, oldheap)\n\t\treturn nil\n\t}\n"},
 	// The package archives' objects the linker maps: mapped with their pages at once, one system
 	// call where reading them took a fault per 16 pages.
-	{"cmd/internal/bio/buf_mmap.go",
-		"syscall.PROT_READ, syscall.MAP_SHARED|syscall.MAP_FILE)",
-		"syscall.PROT_READ, syscall.MAP_SHARED|syscall.MAP_FILE|syscall.MAP_POPULATE) // attnbook: mapped at once"},
+	{File: "cmd/internal/bio/buf_mmap.go",
+		Anchor: "syscall.PROT_READ, syscall.MAP_SHARED|syscall.MAP_FILE)",
+		With:   "syscall.PROT_READ, syscall.MAP_SHARED|syscall.MAP_FILE|syscall.MAP_POPULATE) // attnbook: mapped at once"},
 }
 
 // ErrUnsupported says the tools cannot be built here: not Linux, or a toolchain source without the
@@ -80,21 +77,11 @@ var ErrUnsupported = errors.New("thptools: unsupported")
 
 // Patch returns the files patches change in the toolchain at goroot, by path under goroot/src.
 func Patch(goroot string) (map[string][]byte, error) {
-	files := map[string][]byte{}
-	for _, p := range patches {
-		src, ok := files[p.file]
-		if !ok {
-			var err error
-			if src, err = os.ReadFile(filepath.Join(goroot, "src", p.file)); err != nil {
-				return nil, err
-			}
-		}
-		if n := bytes.Count(src, []byte(p.anchor)); n != 1 {
-			return nil, fmt.Errorf("%w: %s has %d places to patch, want 1: %.50q", ErrUnsupported, p.file, n, p.anchor)
-		}
-		files[p.file] = bytes.Replace(src, []byte(p.anchor), []byte(p.with), 1)
+	files, err := srcedit.Apply(goroot, patches)
+	if errors.Is(err, srcedit.ErrMismatch) {
+		return nil, fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
-	return files, nil
+	return files, err
 }
 
 // goEnv is what Build needs to know of the go command.
@@ -115,7 +102,7 @@ func Dir(cacheDir, goroot, goVersion string) string {
 	h := sha256.New()
 	h.Write([]byte(goroot + "\n"))
 	for _, p := range patches {
-		fmt.Fprintf(h, "%s %q\n", p.file, p.with)
+		fmt.Fprintf(h, "%s %q\n", p.File, p.With)
 	}
 	if files, err := linkd.Overlay(goroot); err == nil {
 		names := slices.Sorted(maps.Keys(files))

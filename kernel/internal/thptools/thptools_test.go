@@ -32,15 +32,15 @@ func TestPatch(t *testing.T) {
 		t.Fatalf("this toolchain's source: %v", err)
 	}
 	for _, p := range patches {
-		src, err := os.ReadFile(filepath.Join(g.GOROOT, "src", p.file))
+		src, err := os.ReadFile(filepath.Join(g.GOROOT, "src", p.File))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Contains(files[p.file], []byte(p.with)) || bytes.Contains(src, []byte(p.with)) {
-			t.Errorf("%s: the patched file lacks %.40q, or the original has it", p.file, p.with)
+		if !bytes.Contains(files[p.File], []byte(p.With)) || bytes.Contains(src, []byte(p.With)) {
+			t.Errorf("%s: the patched file lacks %.40q, or the original has it", p.File, p.With)
 		}
-		if got, want := len(files[p.file])-len(src), len(p.with)-len(p.anchor); got != want {
-			t.Errorf("%s: patch changed %d bytes, want %d (only the anchor replaced)", p.file, got, want)
+		if got, want := len(files[p.File])-len(src), len(p.With)-len(p.Anchor); got != want {
+			t.Errorf("%s: patch changed %d bytes, want %d (only the anchor replaced)", p.File, got, want)
 		}
 	}
 	dir := t.TempDir()
