@@ -1,7 +1,9 @@
 // Package linkd links notebook cells with a resident linker: a build of the toolchain's cmd/link
 // (made by kernel/internal/thptools with Overlay's patch) that loads the ~230 packages a notebook
 // links once, and runs the dead-code pass over them as far as it goes without the cell, then forks
-// for each cell; the child loads only the cell's package, carries the dead-code pass on from its
+// a child for the next cell before it comes; the child populates the pages it shares with the
+// server at once (a system call for many pages, where the link would take a page fault for each),
+// waits for the request, loads only the cell's package, carries the dead-code pass on from its
 // roots and finishes the link as an ordinary one does (layout, output).
 //
 // Why: a warm cell is one compile and one link, and the link is most of it. Of a notebook cell's
