@@ -19,13 +19,20 @@ const benchChildEnv = "ATTNBOOK_BENCH_CHILD"
 // built and started as the notebooks' programs are: when its GOEXPERIMENT or GODEBUG differs from
 // e.Go's (`go run ./kernel bench` without `export GOEXPERIMENT=simd` builds a kernel without
 // GoMLX's SIMD kernels), it runs `go run ./kernel bench ARGS` again with e.Go.Environ().
+// `--cells` runs here whatever the environment: its timings are the notebooks', executed by this
+// binary's own `run` (so /tmp/kernel-old bench --cells times the old build's cells).
 //
 // Bad flags are reported here, before the child starts, so that their exit code (2) reaches the
 // caller: the child's would be go run's 1.
 func cmdBench(ctx context.Context, e *env, args []string) int {
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "bench: %v\n", err)
+		return 1
+	}
 	if os.Getenv(benchChildEnv) == "" && (os.Getenv("GOEXPERIMENT") != e.Go.Experiment() || os.Getenv("GODEBUG") != e.Go.GODEBUG()) {
-		if _, err := bench.ParseFlags(e.Root, args, io.Discard); err != nil {
-			return bench.Main(e.Root, args, e.Stdout, e.Stderr) // prints the error or the help; runs nothing
+		if o, err := bench.ParseFlags(e.Root, args, io.Discard); err != nil || o.Cells || o.Render {
+			return bench.Main(e.Root, self, args, e.Stdout, e.Stderr) // bad flags, help, or nothing timed in this process
 		}
 		fmt.Fprintf(e.Stderr, "bench: running under GOEXPERIMENT=%s GODEBUG=%s, as notebook cells do: go run ./kernel bench …\n", e.Go.Experiment(), e.Go.GODEBUG())
 		cmd := exec.CommandContext(ctx, e.Go.GoBinary(), append([]string{"run", "./kernel", "bench"}, args...)...)
@@ -40,5 +47,5 @@ func cmdBench(ctx context.Context, e *env, args []string) int {
 		}
 		return 0
 	}
-	return bench.Main(e.Root, args, e.Stdout, e.Stderr)
+	return bench.Main(e.Root, self, args, e.Stdout, e.Stderr)
 }

@@ -27,6 +27,7 @@ const Tolerance = benchdata.Tolerance
 // Options are the bench's flags.
 type Options struct {
 	Root         string        // repository root: docs/, notebooks/, out/bench/ are under it
+	Kernel       string        // the kernel binary running the bench: --cells executes the notebooks with its run subcommand
 	Out          string        // -o: folder for results.json
 	Quick        bool          // --quick: Quick size, 30s budget
 	Size         Size          // --size b,t,d,h
@@ -52,11 +53,12 @@ type Options struct {
 	Args         []string      // the command line, for the report
 }
 
-// Main is `go run ./kernel bench` run in the repository root root: it parses args, runs the
-// bench and writes its results. It returns the exit code: 0 ok, 1 a check or a run failed, 2
-// bad flags.
-func Main(root string, args []string, stdout, stderr io.Writer) int {
+// Main is `go run ./kernel bench` run in the repository root root by the kernel binary kernel
+// (os.Executable): it parses args, runs the bench and writes its results. It returns the exit
+// code: 0 ok, 1 a check or a run failed, 2 bad flags.
+func Main(root, kernel string, args []string, stdout, stderr io.Writer) int {
 	o, err := ParseFlags(root, args, stderr)
+	o.Kernel = kernel
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stderr, "bench: %v\n", err)
@@ -131,7 +133,7 @@ func ParseFlags(root string, args []string, stderr io.Writer) (Options, error) {
 	fs.DurationVar(&o.Budget, "budget", 8*time.Minute, "with -reps 0: target time of the warm-up and timed runs (--quick: 30s)")
 	fs.StringVar(&sizes, "matmul-sizes", "1024,2048", "matmul mode: comma-separated n")
 	fs.BoolVar(&o.NoSIMD, "nosimd", true, "matmul mode: also time GoMLX built without GOEXPERIMENT=simd (go run in a child process)")
-	fs.BoolVar(&o.Cells, "cells", false, "measure notebook cell latency instead: go run ./kernel run on notebooks/*.ipynb")
+	fs.BoolVar(&o.Cells, "cells", false, "measure notebook cell latency instead: this kernel binary's run subcommand on notebooks/*.ipynb")
 	fs.BoolVar(&o.WriteDocs, "write-docs", false, "also update docs/benchmarks.md (between its markers) and docs/benchmarks.json")
 	fs.StringVar(&o.Label, "label", "", "the run's label: its section of docs/benchmarks.md and entry of docs/benchmarks.json (default by the run's kind: quick, full, matmul, cells or custom)")
 	fs.BoolVar(&o.Render, "render-docs", false, "measure nothing: rewrite docs/benchmarks.md's sections from docs/benchmarks.json")

@@ -54,7 +54,7 @@ func benchmarkMode(b *testing.B, mode Mode) {
 func TestMainTiny(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := Main(dir, []string{"--size", "1,32,16,2", "--reps", "2", "--python", "off", "--backends", "go", "-o", dir}, &stdout, &stderr)
+	code := Main(dir, "", []string{"--size", "1,32,16,2", "--reps", "2", "--python", "off", "--backends", "go", "-o", dir}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}

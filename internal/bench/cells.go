@@ -98,10 +98,14 @@ func firstLine(src json.RawMessage) string {
 	return ""
 }
 
-// RunCells is `bench --cells`: it executes every notebook with `go run ./kernel run -o DIR`,
-// then reads the per-cell times it printed (or, failing that, the executed copies' metadata).
-// It returns the report also when a notebook failed (the error then says so).
+// RunCells is `bench --cells`: it executes every notebook with `KERNEL run -o DIR`, KERNEL being
+// o.Kernel (the binary that runs the bench, so that two builds of the kernel compare their own
+// cells), then reads the per-cell times it printed (or, failing that, the executed copies'
+// metadata). It returns the report also when a notebook failed (the error then says so).
 func RunCells(o Options, progress io.Writer) (*benchdata.Report, error) {
+	if o.Kernel == "" {
+		return nil, fmt.Errorf("bench --cells: no kernel binary to run the notebooks with")
+	}
 	notebooks, _ := filepath.Glob(filepath.Join(o.Root, "notebooks", "*.ipynb"))
 	if len(notebooks) == 0 {
 		return nil, fmt.Errorf("no notebooks in %s", filepath.Join(o.Root, "notebooks"))
@@ -111,9 +115,9 @@ func RunCells(o Options, progress io.Writer) (*benchdata.Report, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	args := append([]string{"run", "./kernel", "run", "-o", dir}, notebooks...)
-	fmt.Fprintf(progress, "bench: go %s\n", strings.Join(args, " "))
-	cmd := exec.Command("go", args...)
+	args := append([]string{"run", "-o", dir}, notebooks...)
+	fmt.Fprintf(progress, "bench: %s %s\n", o.Kernel, strings.Join(args, " "))
+	cmd := exec.Command(o.Kernel, args...)
 	cmd.Dir = o.Root
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = io.MultiWriter(progress, &out), progress
@@ -123,7 +127,7 @@ func RunCells(o Options, progress io.Writer) (*benchdata.Report, error) {
 	printed := ParseRunOutput(out.String())
 	if runErr != nil && len(printed) == 0 {
 		// Nothing ran (no kernel installed, a build error): one error, not one line per notebook.
-		return nil, fmt.Errorf("go run ./kernel run failed before any notebook ran (its output is above): %w", runErr)
+		return nil, fmt.Errorf("kernel run failed before any notebook ran (its output is above): %w", runErr)
 	}
 
 	var nbs []benchdata.NotebookCells
@@ -157,7 +161,7 @@ func RunCells(o Options, progress io.Writer) (*benchdata.Report, error) {
 		if ee, ok := runErr.(*exec.ExitError); ok {
 			rep.Cells.RunExit = ee.ExitCode()
 		}
-		rep.Notes = append(rep.Notes, "go run ./kernel run failed: "+runErr.Error()+" (timings of the cells that ran are kept)")
+		rep.Notes = append(rep.Notes, "kernel run failed: "+runErr.Error()+" (timings of the cells that ran are kept)")
 	}
 	rep.Seconds = rep.Cells.RunSeconds
 	rep.Load[1] = loadAvg()
@@ -167,7 +171,7 @@ func RunCells(o Options, progress io.Writer) (*benchdata.Report, error) {
 	sort.Strings(rep.Notes)
 	switch {
 	case runErr != nil:
-		return rep, fmt.Errorf("go run ./kernel run: %w", runErr)
+		return rep, fmt.Errorf("kernel run: %w", runErr)
 	case len(nbs) == 0:
 		return rep, fmt.Errorf("no cell timings found")
 	}

@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -129,5 +131,51 @@ func TestMeasureFMA(t *testing.T) {
 	procs := float64(runtime.GOMAXPROCS(0))
 	if low, high := procs*1*16*2/4, procs*6*2*16*2; g < low || g > high || what == "" {
 		t.Errorf("measureFMA() = %.1f GFLOP/s (%s), want within [%.0f, %.0f]", g, what, low, high)
+	}
+}
+
+// TestRunCellsRunsItsKernel checks that --cells executes the notebooks with the kernel binary it
+// was given (so two builds compare their own cells) and reads the times that binary printed.
+func TestRunCellsRunsItsKernel(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the fake kernel is a shell script")
+	}
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "notebooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, nb := range []string{"01-a.ipynb", "02-b.ipynb"} {
+		if err := os.WriteFile(filepath.Join(root, "notebooks", nb), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kernel := filepath.Join(t.TempDir(), "kernel-old")
+	script := `#!/bin/sh
+[ "$1" = run ] && [ "$2" = -o ] || { echo "fake kernel: unexpected arguments $*" >&2; exit 3; }
+echo "run: notebooks/01-a.ipynb"
+echo "  cell  1    3.00s  import"
+echo "  cell  2    0.40s  %%"
+echo "  cell  3    0.20s  %%"
+echo "run: notebooks/02-b.ipynb"
+echo "  cell  1    2.00s  import"
+echo "  cell  2    0.30s  %%"
+`
+	if err := os.WriteFile(kernel, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var progress strings.Builder
+	rep, err := RunCells(Options{Root: root, Kernel: kernel, Out: t.TempDir()}, &progress)
+	if err != nil {
+		t.Fatalf("RunCells: %v\n%s", err, progress.String())
+	}
+	if !strings.Contains(progress.String(), "bench: "+kernel+" run -o ") {
+		t.Errorf("progress %q does not name the kernel binary it ran", progress.String())
+	}
+	st := rep.Cells
+	if len(st.Notebooks) != 2 || st.WarmCells != 3 || st.WarmMedianS != 0.3 || st.ColdMedianS != 2.5 {
+		t.Errorf("cells %+v: want 2 notebooks, 3 warm cells, warm median 0.30 s, cold median 2.50 s", st)
+	}
+	if _, err := RunCells(Options{Root: root, Out: t.TempDir()}, io.Discard); err == nil || !strings.Contains(err.Error(), "no kernel binary") {
+		t.Errorf("no kernel: err %v, want one saying so", err)
 	}
 }
