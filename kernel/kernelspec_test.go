@@ -36,7 +36,7 @@ func TestKernelSpecJSON(t *testing.T) {
 			"ATTNBOOK_ROOT":         "/src/attnbook",
 			"GOMLX_NO_AUTO_INSTALL": "1",
 			"GOTRACEBACK":           "none",
-			"GOFLAGS":               "-gcflags=all=-dwarf=false -ldflags=-w",
+			"GOFLAGS":               "-gcflags=all=-dwarf=false -ldflags=-s",
 		},
 	}
 	gotJS, _ := json.MarshalIndent(got, "", " ")
@@ -49,11 +49,11 @@ func TestKernelSpecJSON(t *testing.T) {
 	}
 
 	o.NoXLA = true
-	if env := newKernelSpec(o).Env; env["GOFLAGS"] != "-tags=noxla -gcflags=all=-dwarf=false -ldflags=-w" || env["CGO_ENABLED"] != "0" {
-		t.Errorf("NoXLA spec env GOFLAGS = %q, CGO_ENABLED = %q; want -tags=noxla -gcflags=all=-dwarf=false -ldflags=-w and 0", env["GOFLAGS"], env["CGO_ENABLED"])
+	if env := newKernelSpec(o).Env; env["GOFLAGS"] != "-tags=noxla -gcflags=all=-dwarf=false -ldflags=-s" || env["CGO_ENABLED"] != "0" {
+		t.Errorf("NoXLA spec env GOFLAGS = %q, CGO_ENABLED = %q; want -tags=noxla -gcflags=all=-dwarf=false -ldflags=-s and 0", env["GOFLAGS"], env["CGO_ENABLED"])
 	}
 	environ := withCellBuildEnv([]string{"HOME=/h", "CGO_ENABLED=1", "GOFLAGS=-mod=mod"}, true)
-	if want := []string{"HOME=/h", "CGO_ENABLED=0", "GOFLAGS=-tags=noxla -gcflags=all=-dwarf=false -ldflags=-w"}; !slices.Equal(slices.Sorted(slices.Values(environ)), slices.Sorted(slices.Values(want))) {
+	if want := []string{"HOME=/h", "CGO_ENABLED=0", "GOFLAGS=-tags=noxla -gcflags=all=-dwarf=false -ldflags=-s"}; !slices.Equal(slices.Sorted(slices.Values(environ)), slices.Sorted(slices.Values(want))) {
 		t.Errorf("withCellBuildEnv = %q, want %q (in any order)", environ, want)
 	}
 	o.THPTools = "/home/u/.cache/attnbook/thp-tools/go1.27.3-0123456789ab"
