@@ -92,7 +92,8 @@ func (e *env) thpToolsDir() (string, error) {
 // file and line, from the function tables). Leaving out DWARF in the link cut a warm cell's Go
 // link from about 0.78 s to 0.59 s; in the packages, it shrinks the archives a cell links (233 of
 // them) from 199 to 139 MB and its link by a further ~12 %; the symbol table, 1.2 MB of a 14.9 MB
-// program, took 11 ms of the link's output phase and ~12 ms of a warm cell's build (docs/notebooks.md).
+// program, took 11 ms of the link's output phase and ~12 ms of a warm cell's build, below the
+// spread of whole notebooks' cells (docs/notebooks.md).
 // With noXLA (no PJRT plugin here, so the pure-Go backend only) cells also build with
 // -tags=noxla, leaving out XLA's cgo, and with CGO_ENABLED=0: nothing they link needs cgo then,
 // and the go command skips asking the C compiler for its version, which took 0.05–0.07 s of every
