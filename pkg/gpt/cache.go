@@ -68,7 +68,7 @@ func (m *Model) generateCached(prompt []int32, n int, opts SampleOptions) ([]int
 			// Past the block: positions shift every step, no cached key is valid (see above).
 			cache = nil
 			window := slices.Clone(ids[len(ids)-T:])
-			logits, err := m.Logits(tensors.FromFlatDataAndDimensions(window, 1, T))
+			logits, err := m.windowLogits(window)
 			if err != nil {
 				return nil, err
 			}
@@ -121,7 +121,11 @@ func (m *Model) decode(name string, tokens []int32, pos int, cache []*tensors.Te
 			cache = append(cache, tensors.FromShape(shapes.Make(dtypes.Float32, 1, cfg.NHead, cfg.BlockSize, cfg.HeadSize())))
 		}
 	}
-	e, err := m.slicesExec(name, func(scope *model.Scope, in []*Node) []*Node {
+	b, err := m.generationBackend()
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := m.slicesExec(b, name, func(scope *model.Scope, in []*Node) []*Node {
 		logits, cache := m.cachedForward(scope, in[0], in[1], in[2:])
 		return append([]*Node{logits}, cache...)
 	})
@@ -131,7 +135,7 @@ func (m *Model) decode(name string, tokens []int32, pos int, cache []*tensors.Te
 	args := []any{tensors.FromFlatDataAndDimensions(slices.Clone(tokens), 1, len(tokens)), int32(pos)}
 	for _, c := range cache {
 		// Donated: the step writes the new position into the buffer itself instead of a copy.
-		d, err := DonateTensorBuffer(c, m.backend, 0)
+		d, err := DonateTensorBuffer(c, b, 0)
 		if err != nil {
 			return nil, nil, fmt.Errorf("gpt.Model.Generate (KV cache): %w", err)
 		}
@@ -145,13 +149,14 @@ func (m *Model) decode(name string, tokens []int32, pos int, cache []*tensors.Te
 }
 
 // slicesExec is exec for graph functions of many inputs and outputs.
-func (m *Model) slicesExec(name string, fn func(*model.Scope, []*Node) []*Node) (*model.Exec, error) {
+func (m *Model) slicesExec(b compute.Backend, name string, fn func(*model.Scope, []*Node) []*Node) (*model.Exec, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.dropStaleExecsLocked()
 	if e, ok := m.execs[name]; ok {
 		return e, nil
 	}
-	e, err := model.NewExec(m.backend, m.store, fn)
+	e, err := model.NewExec(b, m.store, fn)
 	if err != nil {
 		return nil, err
 	}

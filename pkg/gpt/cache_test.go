@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attnbook/attnbook/pkg/backend"
 	"github.com/attnbook/attnbook/pkg/torchrand"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
@@ -220,5 +221,69 @@ func TestRowsTimesT(t *testing.T) {
 				t.Errorf("x %s: element %d is %g, want %g", x.Shape(), i, g[i], wf[i])
 			}
 		}
+	}
+}
+
+// TestGenerateOnSerialBackend: Generate runs on backend.Serial's backend; its greedy text is
+// the argmax of Logits computed on the model's own backend, token after token, with and without
+// the cache.
+func TestGenerateOnSerialBackend(t *testing.T) {
+	m, _ := tinyModel(t, 20)
+	T, V := m.Config().BlockSize, m.Config().VocabSize
+	ids := syntheticData(3)
+	var want []int32
+	for range 20 {
+		window := make([]int32, T)
+		copy(window, ids)
+		logits, err := m.Logits(tensors.FromFlatDataAndDimensions(window, 1, T))
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := int32(argmax(tensors.MustCopyFlatData[float32](logits)[(len(ids)-1)*V : len(ids)*V]))
+		ids = append(ids, next)
+		want = append(want, next)
+	}
+	for _, cache := range []bool{false, true} {
+		got, err := m.Generate(syntheticData(3), 20, SampleOptions{KVCache: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("KVCache %v: Generate %v\nLogits' argmax %v", cache, got, want)
+		}
+	}
+	if b, _ := m.generationBackend(); backend.IsGo(m.backend) && b == m.backend {
+		t.Errorf("Generate runs on the model's own backend, want backend.Serial's")
+	}
+}
+
+// TestKVCacheAfterMoreTraining: the cached graphs are compiled again after the weights change, as
+// the other inference graphs are: generating, training on, and generating again gives the text of
+// the new weights with and without the cache.
+func TestKVCacheAfterMoreTraining(t *testing.T) {
+	m, tr := tinyModel(t, 5)
+	opts := SampleOptions{Temperature: 0, KVCache: true}
+	prompt := syntheticData(1)
+	before, err := m.Generate(prompt, 20, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Run(RunOptions{Steps: 30}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.Generate(prompt, 20, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.KVCache = false
+	want, err := m.Generate(prompt, 20, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("after more training, with the cache %v\nwithout       %v", got, want)
+	}
+	if slices.Equal(want, before) {
+		t.Fatalf("30 more steps left the greedy text as it was (%v): the test shows nothing", want)
 	}
 }

@@ -7,23 +7,19 @@ import (
 
 	"github.com/attnbook/attnbook/pkg/backend"
 	"github.com/attnbook/attnbook/pkg/torchrand"
+	"github.com/gomlx/compute"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
 )
 
-// exec returns the compiled inference graph called name, building it with fn on first use and
-// again after the weights changed (training, loading: see backend.Weights).
-func (m *Model) exec(name string, fn any) (*model.Exec, error) {
+// exec returns the compiled inference graph called name, building it with fn on b (the model's
+// backend, or generationBackend's) on first use and again after the weights changed (training,
+// loading: see backend.Weights).
+func (m *Model) exec(b compute.Backend, name string, fn any) (*model.Exec, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if w := backend.WeightsOf(m.store); !w.Same(m.execsWeights) {
-		for _, e := range m.execs {
-			e.Finalize()
-		}
-		clear(m.execs)
-		m.execsWeights = w
-	}
+	m.dropStaleExecsLocked()
 	if e, ok := m.execs[name]; ok {
 		return e, nil
 	}
@@ -31,11 +27,11 @@ func (m *Model) exec(name string, fn any) (*model.Exec, error) {
 	var err error
 	switch f := fn.(type) {
 	case func(*model.Scope, *Node) *Node:
-		e, err = model.NewExec(m.backend, m.store, f)
+		e, err = model.NewExec(b, m.store, f)
 	case func(*model.Scope, *Node, *Node) *Node:
-		e, err = model.NewExec(m.backend, m.store, f)
+		e, err = model.NewExec(b, m.store, f)
 	case func(*model.Scope, *Node) []*Node:
-		e, err = model.NewExec(m.backend, m.store, f)
+		e, err = model.NewExec(b, m.store, f)
 	default:
 		panic(fmt.Sprintf("gpt: exec %s: unsupported graph function %T", name, fn))
 	}
@@ -44,6 +40,28 @@ func (m *Model) exec(name string, fn any) (*model.Exec, error) {
 	}
 	m.execs[name] = e
 	return e, nil
+}
+
+// dropStaleExecsLocked forgets every compiled graph when the weights changed since they were
+// compiled (they hold the weights as constants). m.mu must be held.
+func (m *Model) dropStaleExecsLocked() {
+	if w := backend.WeightsOf(m.store); !w.Same(m.execsWeights) {
+		for _, e := range m.execs {
+			e.Finalize()
+		}
+		clear(m.execs)
+		m.execsWeights = w
+	}
+}
+
+// generationBackend is where Generate's graphs run: backend.Serial of the model's backend. A
+// token at a time, the products are too small to gain from the backend's worker pool.
+func (m *Model) generationBackend() (compute.Backend, error) {
+	b, err := backend.Serial(m.backend)
+	if err != nil {
+		return nil, fmt.Errorf("gpt.Model.Generate: %w", err)
+	}
+	return b, nil
 }
 
 func shapeOf(t *tensors.Tensor) any {
@@ -63,7 +81,22 @@ func (m *Model) Logits(tokens *tensors.Tensor) (*tensors.Tensor, error) {
 	if _, err := m.checkTokens("Model.Logits", "tokens", tokens); err != nil {
 		return nil, err
 	}
-	e, err := m.exec("logits", func(scope *model.Scope, tokens *Node) *Node {
+	return m.logits(m.backend, "logits", "gpt.Model.Logits", tokens)
+}
+
+// windowLogits is Logits of one window of checked token ids `[1, T]` for Generate, on
+// generationBackend.
+func (m *Model) windowLogits(window []int32) (*tensors.Tensor, error) {
+	b, err := m.generationBackend()
+	if err != nil {
+		return nil, err
+	}
+	return m.logits(b, "generate", "gpt.Model.Generate", tensors.FromFlatDataAndDimensions(window, 1, len(window)))
+}
+
+// logits runs the graph called name (Forward's logits) on b; fn names the caller in errors.
+func (m *Model) logits(b compute.Backend, name, fn string, tokens *tensors.Tensor) (*tensors.Tensor, error) {
+	e, err := m.exec(b, name, func(scope *model.Scope, tokens *Node) *Node {
 		logits, _ := m.Forward(scope, tokens)
 		return logits
 	})
@@ -72,7 +105,7 @@ func (m *Model) Logits(tokens *tensors.Tensor) (*tensors.Tensor, error) {
 	}
 	out, err := e.Call(tokens)
 	if err != nil {
-		return nil, fmt.Errorf("gpt.Model.Logits: %w", err)
+		return nil, fmt.Errorf("%s: %w", fn, err)
 	}
 	return out[0], nil
 }
@@ -94,7 +127,7 @@ func (m *Model) BatchLoss(x, y *tensors.Tensor) (float64, error) {
 	if _, err := m.checkTokens(fn, "y", y); err != nil {
 		return 0, err
 	}
-	e, err := m.exec("loss", func(scope *model.Scope, x, y *Node) *Node {
+	e, err := m.exec(m.backend, "loss", func(scope *model.Scope, x, y *Node) *Node {
 		logits, _ := m.Forward(scope, x)
 		return Loss(logits, y)
 	})
@@ -151,7 +184,7 @@ func (m *Model) AttentionWeights(ids []int32) ([]*tensors.Tensor, error) {
 	if err := m.checkIDs("Model.AttentionWeights", "ids", ids); err != nil {
 		return nil, err
 	}
-	e, err := m.exec("weights", func(scope *model.Scope, tokens *Node) []*Node {
+	e, err := m.exec(m.backend, "weights", func(scope *model.Scope, tokens *Node) []*Node {
 		_, ws := m.forward(scope, tokens, false) // the fused op returns no weights
 		var outs []*Node
 		for _, w := range ws {
@@ -200,7 +233,7 @@ func (m *Model) Generate(prompt []int32, n int, opts SampleOptions) ([]int32, er
 		ctx := ids[max(0, len(ids)-T):]
 		clear(window)
 		copy(window, ctx)
-		logits, err := m.Logits(tensors.FromFlatDataAndDimensions(window, 1, T))
+		logits, err := m.windowLogits(window)
 		if err != nil {
 			return nil, err
 		}
