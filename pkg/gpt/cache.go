@@ -223,7 +223,7 @@ func (m *Model) cachedForward(scope *model.Scope, tokens, pos *Node, cache []*No
 		heads := attention.ContextVectors(attention.StableSoftmax(scores), v) // [B, H, T, hs]
 		x = Add(x, m.linear(scope, prefix+"/out_proj", attention.MergeHeads(heads)))
 		y := m.linear(scope, h+"/mlp/c_fc", m.layerNorm(scope, h+"/ln_2", x)) // [B, T, 4C]
-		x = Add(x, m.linear(scope, h+"/mlp/c_proj", gelu(scope, y)))          // [B, T, C]
+		x = Add(x, m.linear(scope, h+"/mlp/c_proj", gelu(y)))                 // [B, T, C]
 	}
 	x = m.layerNorm(scope, "/ln_f", x)                                         // [B, T, C]
 	return attention.Linear(x, weight(scope, g, "/wte/weight"), nil), newCache // [B, T, V]: tied LM head
@@ -280,7 +280,7 @@ func (m *Model) step(scope *model.Scope, x, pos, future *Node, cache []*Node) (l
 		merged := Reshape(Transpose(heads, 0, 1), R, C)                                                 // [R, C]
 		x = Add(x, m.dense(scope, prefix+"/out_proj", merged))                                          // [R, C]
 		y := m.dense(scope, h+"/mlp/c_fc", m.layerNorm(scope, h+"/ln_2", x))                            // [R, 4C]
-		x = Add(x, m.dense(scope, h+"/mlp/c_proj", gelu(scope, y)))                                     // [R, C]
+		x = Add(x, m.dense(scope, h+"/mlp/c_proj", gelu(y)))                                            // [R, C]
 	}
 	x = m.layerNorm(scope, "/ln_f", x)                                     // [R, C]
 	logits = rowsTimesT(x, weight(scope, g, "/wte/weight"))                // [R, V]: tied LM head

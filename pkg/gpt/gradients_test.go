@@ -21,7 +21,7 @@ func TestGeluTraining(t *testing.T) {
 	}
 	exec := MustNewExec(m.backend, func(x, dy *Node) []*Node {
 		m.store.SetTraining(x.Graph(), true)
-		y := gelu(m.store.RootScope(), x)
+		y := gelu(x)
 		return []*Node{y, Gradient(ReduceAllSum(Mul(y, dy)), x)[0]}
 	})
 	out := exec.MustExec(xs, dys)

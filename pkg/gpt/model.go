@@ -313,56 +313,53 @@ func (m *Model) forward(scope *model.Scope, tokens *Node, fused bool) (logits *N
 		argPanic("Model.Forward", "tokens", "must be an integer [B, T] node, got nil")
 	}
 	m.checkGraphTokens("Model.Forward", tokens.Rank(), tokens.DType(), tokens.Shape().Dimensions, tokens.Shape())
-	T := tokens.Shape().Dimensions[1]
+	B, T, C := tokens.Shape().Dimensions[0], tokens.Shape().Dimensions[1], cfg.NEmbd
 	g := tokens.Graph()
 	if scope == nil {
 		scope = m.store.RootScope()
 	}
+	// The residual stream is kept as rows `[B·T, C]`, one per token: the Linears multiply rows, and
+	// a `[B, T, C]` operand would be reshaped first, which GoMLX's pure-Go backend does by copying
+	// when the tensor has other uses (a layer norm's output feeds three Linears, GELU's output its
+	// gradient too).
 	dropout := func(x *Node) *Node { return layers.DropoutStatic(scope, x, cfg.Dropout) }
 	tok := Gather(weight(scope, g, "/wte/weight"), ExpandAxes(ConvertDType(tokens, dtypes.Int32), -1)) // [B, T, C]
 	pos := Slice(weight(scope, g, "/wpe/weight"), AxisRange(0, T))                                     // [T, C]
-	x := dropout(Add(tok, ExpandAxes(pos, 0)))                                                         // [B, T, C]
+	x := dropout(Reshape(Add(tok, ExpandAxes(pos, 0)), B*T, C))                                        // [B·T, C]
 	for l := range cfg.NLayer {
 		h := fmt.Sprintf("/h/%d", l)
-		a, w := m.attention(scope, h+"/attn", m.layerNorm(scope, h+"/ln_1", x), fused) // [B, T, C]
+		a, w := m.attention(scope, h+"/attn", m.layerNorm(scope, h+"/ln_1", x), B, fused) // [B·T, C]
 		weights = append(weights, w)
 		x = Add(x, dropout(a))
-		y := m.linear(scope, h+"/mlp/c_fc", m.layerNorm(scope, h+"/ln_2", x)) // [B, T, 4C]
-		y = m.linear(scope, h+"/mlp/c_proj", gelu(scope, y))                  // [B, T, C]
+		y := m.linear(scope, h+"/mlp/c_fc", m.layerNorm(scope, h+"/ln_2", x)) // [B·T, 4C]
+		y = m.linear(scope, h+"/mlp/c_proj", gelu(y))                         // [B·T, C]
 		x = Add(x, dropout(y))
 	}
-	x = m.layerNorm(scope, "/ln_f", x)                                 // [B, T, C]
-	logits = attention.Linear(x, weight(scope, g, "/wte/weight"), nil) // [B, T, V]: tied LM head
+	x = m.layerNorm(scope, "/ln_f", x)                                                    // [B·T, C]
+	logits = Reshape(attention.Linear(x, weight(scope, g, "/wte/weight"), nil), B, T, -1) // [B, T, V]: tied LM head
 	if fused {
 		weights = nil
 	}
 	return logits, weights
 }
 
-// gelu is the exact GELU of nn.GELU(), x·Φ(x) with Φ(x) = (1 + erf(x/√2))/2, on x of any shape.
-// Inference uses GoMLX's activation.Gelu, a fused op. A training graph computes Φ(x) once and takes
-// PyTorch's gradient of GELU (its CPU GeluBackward): dy·(Φ(x) + x·φ(x)), φ(x) = e^(−x²/2)/√(2π).
-// Differentiating the formula instead costs twelve passes over `[B, T, 4C]` in place of seven
-// (scalar factors broadcast to the full shape among them).
-func gelu(scope *model.Scope, x *Node) *Node {
-	if scope == nil || !scope.IsTraining(x.Graph()) {
-		return activation.Gelu(x)
-	}
-	cdf := MulScalar(AddScalar(Erf(MulScalar(x, math.Sqrt2/2)), 1), 0.5) // Φ(x)
-	return customgrad.With(func(in ...*Node) *Node { return Mul(in[0], in[1]) }, func(dy *Node) []*Node {
-		pdf := MulScalar(Exp(MulScalar(Mul(x, x), -0.5)), 0.5*math.Sqrt2/math.SqrtPi) // φ(x)
-		return []*Node{Mul(dy, Add(cdf, Mul(x, pdf))), nil}                           // cdf's part is in x's
-	}, x, cdf)
-}
+// gelu is the exact GELU of nn.GELU(), x·Φ(x) with Φ(x) = (1 + erf(x/√2))/2, on x of any shape:
+// GoMLX's activation.Gelu, one fused op (PyTorch's order of operations, 0.5·x·(1 + erf(x/√2))). Its
+// gradient, where the backend has the fused op's VJP (GoMLX's pure-Go backend does), is one more
+// pass computing PyTorch's GeluBackward, dy·(Φ(x) + x·φ(x)) with φ(x) = e^(−x²/2)/√(2π), where
+// writing it with graph ops took seven passes over `[B, T, 4C]` and the forward five.
+func gelu(x *Node) *Node { return activation.Gelu(x) }
 
 // attention is the course's causal multi-head attention (seed 001/004's MultiHeadAttention) on x
-// `[B, T, C]`, with its weights at prefix: it returns the output `[B, T, C]` and the attention
-// weights `[B, H, T, T]` (nil when Fused).
-func (m *Model) attention(scope *model.Scope, prefix string, x *Node, fused bool) (out, weights *Node) {
-	H, hs := m.cfg.NHead, m.cfg.HeadSize()
-	keys := attention.SplitHeads(m.linear(scope, prefix+"/W_key", x), H)      // [B, H, T, hs]
-	queries := attention.SplitHeads(m.linear(scope, prefix+"/W_query", x), H) // [B, H, T, hs]
-	values := attention.SplitHeads(m.linear(scope, prefix+"/W_value", x), H)  // [B, H, T, hs]
+// `[B·T, C]` (the rows of B sequences), with its weights at prefix: it returns the output `[B·T, C]`
+// and the attention weights `[B, H, T, T]` (nil when Fused).
+func (m *Model) attention(scope *model.Scope, prefix string, x *Node, B int, fused bool) (out, weights *Node) {
+	H, hs, C := m.cfg.NHead, m.cfg.HeadSize(), m.cfg.NEmbd
+	T := x.Shape().Dim(0) / B
+	project := func(name string) *Node { // [B, H, T, hs]
+		return attention.SplitHeads(Reshape(m.linear(scope, prefix+name, x), B, T, C), H)
+	}
+	keys, queries, values := project("/W_key"), project("/W_query"), project("/W_value")
 	var heads *Node
 	if fused {
 		heads = attention.FusedCausal(queries, keys, values) // [B, H, T, hs]
@@ -374,8 +371,8 @@ func (m *Model) attention(scope *model.Scope, prefix string, x *Node, fused bool
 		dropped := layers.DropoutStatic(scope, weights, m.cfg.Dropout)
 		heads = attention.ContextVectors(dropped, values) // [B, H, T, hs]
 	}
-	merged := attention.MergeHeads(heads)                       // [B, T, C]
-	return m.linear(scope, prefix+"/out_proj", merged), weights // [B, T, C]
+	merged := Reshape(attention.MergeHeads(heads), B*T, C)      // [B·T, C]
+	return m.linear(scope, prefix+"/out_proj", merged), weights // [B·T, C]
 }
 
 // Loss is the mean cross-entropy of logits `[B, T, V]` against the next tokens targets `[B, T]`
