@@ -347,7 +347,7 @@ func (m *Model) forward(scope *model.Scope, tokens *Node, fused bool) (logits *N
 // GoMLX's activation.Gelu, one fused op (PyTorch's order of operations, 0.5·x·(1 + erf(x/√2))). Its
 // gradient, where the backend has the fused op's VJP (GoMLX's pure-Go backend does), is one more
 // pass computing PyTorch's GeluBackward, dy·(Φ(x) + x·φ(x)) with φ(x) = e^(−x²/2)/√(2π), where
-// writing it with graph ops took seven passes over `[B, T, 4C]` and the forward five.
+// writing it with graph ops took seven passes over the MLP's `[B·T, 4C]` and the forward five.
 func gelu(x *Node) *Node { return activation.Gelu(x) }
 
 // attention is the course's causal multi-head attention (seed 001/004's MultiHeadAttention) on x
