@@ -14,10 +14,10 @@
 //
 // A server serves one link command: the same linker, arguments, import configuration and tool
 // environment, hashed into its socket's name. Link starts one when there is none and links the
-// ordinary way meanwhile; a server exits when idle for ten minutes, or when its import
-// configuration is gone (the notebook's kernel ended). Whatever goes wrong (no server, a refused
-// request, a failed link), Link says so and the caller links the ordinary way, so a cell never
-// depends on it. ATTNBOOK_LINKD=off turns it off.
+// ordinary way meanwhile; a server exits when idle for ten minutes, or within a second of its
+// import configuration going (the notebook's kernel ended). Whatever goes wrong (no server, a
+// refused request, a failed link), Link says so and the caller links the ordinary way, so a cell
+// never depends on it. ATTNBOOK_LINKD=off turns it off.
 package linkd
 
 import (

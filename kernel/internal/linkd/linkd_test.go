@@ -54,7 +54,7 @@ func TestLink(t *testing.T) {
 	if err := os.WriteFile(importcfg, cfg, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := append(os.Environ(), "GOROOT="+goroot, "ATTNBOOK_LINKD_IDLE=1s")
+	env := append(os.Environ(), "GOROOT="+goroot) // idle for the default ten minutes: nm and compile between links may take seconds on a loaded machine
 	obj := filepath.Join(dir, "main.a")
 	run := func(argv ...string) string {
 		t.Helper()
