@@ -1,8 +1,10 @@
 package attention
 
 import (
+	"math"
+
+	"github.com/gomlx/compute"
 	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
-	gomlxattention "github.com/gomlx/gomlx/ml/layers/attention"
 )
 
 // FusedCausal is causal scaled dot-product attention, softmax(q @ k.T / sqrt(hd) + causal
@@ -37,7 +39,30 @@ func FusedCausal(q, k, v *Node) *Node {
 	if !v.Shape().Equal(q.Shape()) {
 		argPanic(fn, "v", "shape %s must equal q shape %s, `[B, H, T, hd]`", v.Shape(), q.Shape())
 	}
-	out, _ := gomlxattention.Core(q, k, v, gomlxattention.LayoutBHSD,
-		gomlxattention.CoreOptions{UseCausalMask: true}) // [B, H, T, hd]
+	return fusedCausal(q, k, v)
+}
+
+// fusedCausal is what GoMLX's ml/layers/attention.Core does for causal `[B, H, T, hd]` inputs
+// with no mask, bias, dropout or grouped heads, written here so that a program using this
+// package does not link GoMLX's layers and training packages: the backend's fused op where it
+// has one, GoMLX's decomposed graph (scores times 1/sqrt(hd), masked softmax) otherwise and
+// for the gradient where the backend has no fused gradient. TestFusedCausalIsGoMLXCore holds
+// it to Core, forward and backward, bit for bit.
+func fusedCausal(q, k, v *Node) *Node {
+	g, t := q.Graph(), q.Shape().Dim(2)
+	decomposed := func() *Node {
+		scores := MulScalar(Einsum("bhqd,bhkd->bhqk", q, k), 1/math.Sqrt(float64(q.Shape().Dim(-1)))) // [B, H, T, T]
+		causal := Reshape(LowerTriangular(g, t), 1, 1, t, t)                                          // [1, 1, T, T]
+		return Einsum("bhqk,bhkd->bhqd", MaskedSoftmax(scores, causal, -1), v)                        // [B, H, T, hd]
+	}
+	ops := g.Backend().Capabilities().Operations
+	if !ops[compute.OpTypeFusedScaledDotProductAttention] {
+		return decomposed()
+	}
+	out, _ := InternalFusedOpCaller(func() *Node {
+		out, _ := BackendFusedScaledDotProductAttention(q, k, v, compute.AttentionAxesLayoutBHSD,
+			&compute.ScaledDotProductAttentionConfig{Causal: true})
+		return out
+	}, decomposed, !ops[compute.OpTypeFusedScaledDotProductAttentionVJP])
 	return out
 }

@@ -1,12 +1,18 @@
 package attention
 
 import (
+	"fmt"
 	"math"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/attnbook/attnbook/pkg/torchrand"
 	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
 	"github.com/gomlx/gomlx/core/tensors"
+	gomlxattention "github.com/gomlx/gomlx/ml/layers/attention"
 	"github.com/gomlx/gomlx/ml/model"
 )
 
@@ -76,6 +82,35 @@ func TestFusedCausal(t *testing.T) {
 	}
 }
 
+// TestFusedCausalIsGoMLXCore holds FusedCausal to GoMLX's ml/layers/attention.Core (causal,
+// `[B, H, T, hd]`), which it restates so as not to link GoMLX's layers: the same outputs and
+// gradients bit for bit, through the backend's fused op (hd 64 has the go backend's SIMD kernel)
+// and with fusion switched off (GOMLX_FUSION=0, GoMLX's decomposed graph).
+func TestFusedCausalIsGoMLXCore(t *testing.T) {
+	for _, fusion := range []string{"1", "0"} {
+		for _, dims := range [][]int{{2, 3, 37, 8}, {1, 2, 70, 64}} {
+			t.Run(fmt.Sprintf("fusion=%s/%v", fusion, dims), func(t *testing.T) {
+				t.Setenv("GOMLX_FUSION", fusion)
+				g := torchrand.New(int64(dims[2]))
+				q, k, v := g.Randn(dims...), g.Randn(dims...), g.Randn(dims...)
+				outs := runN(t, func(in []*Node) []*Node {
+					ours := FusedCausal(in[0], in[1], in[2])
+					core, _ := gomlxattention.Core(in[0], in[1], in[2], gomlxattention.LayoutBHSD,
+						gomlxattention.CoreOptions{UseCausalMask: true})
+					wts := AddScalar(Iota(in[0].Graph(), ours.Shape(), 3), 1)
+					grads := Gradient(ReduceAllSum(Mul(ours, wts)), in[0], in[1], in[2])
+					want := Gradient(ReduceAllSum(Mul(core, wts)), in[0], in[1], in[2])
+					return append([]*Node{ours, core}, append(grads, want...)...)
+				}, q, k, v)
+				pairs := [][2]int{{0, 1}, {2, 5}, {3, 6}, {4, 7}} // [ours, Core's] for output, dq, dk, dv
+				for i, name := range []string{"output", "dq", "dk", "dv"} {
+					assertClose(t, "FusedCausal vs Core "+name, outs[pairs[i][0]], outs[pairs[i][1]], 0)
+				}
+			})
+		}
+	}
+}
+
 func maxAbs(xs []float32) float64 {
 	m := 0.0
 	for _, x := range xs {
@@ -140,5 +175,22 @@ func TestFusedErrors(t *testing.T) {
 			_, err := CallOnce(testBackend(t), c.fn, args...)
 			wantErr(t, c.name, err, c.want...)
 		})
+	}
+}
+
+// TestNoGoMLXLayers: notebook cells that import this package link what it imports, and each
+// cell's link is most of its time; GoMLX's ml/... packages past ml/model (the variables) —
+// layers, training, optimizers — would add 7–8 % to it. FusedCausal restates attention.Core
+// (see TestFusedCausalIsGoMLXCore) to keep them out; tests may import them.
+func TestNoGoMLXLayers(t *testing.T) {
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	out, err := exec.Command(goBin, "list", "-tags", "noxla", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	for pkg := range strings.FieldsSeq(string(out)) {
+		if strings.HasPrefix(pkg, "github.com/gomlx/gomlx/ml/") && pkg != "github.com/gomlx/gomlx/ml/model" {
+			t.Errorf("pkg/attention depends on %s: notebook cells would link GoMLX's ml packages", pkg)
+		}
 	}
 }
