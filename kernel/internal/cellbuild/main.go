@@ -56,12 +56,16 @@ type record struct {
 	Key      string   // hash of the environment and the module files (key)
 	Files    []string // the main package's Go files, as compiled ("./main.go")
 	Imports  []string // import paths the compile may use: every package the link links
+	DepsOf   [][]int  // the dependencies of each of Imports (go list's Deps), as indices into it
+	Main     []string // the main package's imports when recorded
 	Compile  []string // compile command, run in the module's directory
 	Link     []string // link command; outPlaceholder stands for BIN
 	ToolEnv  []string // variables the go command gives its tools (GOROOT, GOEXPERIMENT, …)
 	Archives []string // the build cache files the import configurations name
 	Deps     []dep    // dependencies outside GOROOT and the module cache
 	Built    string   // the main package's sources and BIN as the last build left them
+
+	deps map[string][]string // go list's Deps of every package, while recording
 }
 
 // dep is a dependency's directory, its embedded files (relative to it) and their stamp.
@@ -185,6 +189,11 @@ func fastBuild(goBin, out string) error {
 	for i, a := range link {
 		link[i] = strings.ReplaceAll(a, outPlaceholder, tmp)
 	}
+	if !slices.Equal(imports, r.Main) {
+		if err := linkOnly(r, imports, link); err != nil {
+			return err
+		}
+	}
 	if err := runLink(link, env); err != nil {
 		os.Remove(tmp)
 		return err
@@ -196,6 +205,50 @@ func fastBuild(goBin, out string) error {
 		return err
 	}
 	return save(r, nil)
+}
+
+// linkOnly points link's -importcfg at a configuration with only the packages a main package
+// importing imports links (those, their dependencies and the runtime's), written beside the
+// record once for each such set. An ordinary link would not mind the recorded configuration's
+// extra packages, but a resident linker takes every package of its configuration for one the
+// program links and refuses the link when one is not (its init task would run), so a notebook
+// whose later cells import fewer packages than the recorded one linked the ordinary way.
+func linkOnly(r record, imports, link []string) error {
+	i := slices.Index(link, "-importcfg")
+	if i < 0 || i+1 >= len(link) || len(r.DepsOf) != len(r.Imports) {
+		return errors.New("no import configuration or dependency graph recorded")
+	}
+	keep := make([]bool, len(r.Imports))
+	for _, p := range append([]string{"runtime"}, imports...) {
+		j, ok := slices.BinarySearch(r.Imports, p)
+		if !ok {
+			return fmt.Errorf("%q is not linked", p)
+		}
+		keep[j] = true
+		for _, d := range r.DepsOf[j] {
+			keep[d] = true
+		}
+	}
+	if !slices.Contains(keep, false) {
+		return nil // the recorded configuration, and its server
+	}
+	cfg, err := os.ReadFile(link[i+1])
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	for line := range strings.Lines(string(cfg)) {
+		p, _, ok := strings.Cut(strings.TrimPrefix(line, "packagefile "), "=")
+		if j, linked := slices.BinarySearch(r.Imports, p); !ok || !strings.HasPrefix(line, "packagefile ") || !linked || keep[j] {
+			b.WriteString(line) // comments, modinfo, the main package, and the packages kept
+		}
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	link[i+1] = link[i+1] + "." + hex.EncodeToString(sum[:6])
+	if _, err := os.Stat(link[i+1]); err == nil {
+		return nil
+	}
+	return os.WriteFile(link[i+1], []byte(b.String()), 0o644)
 }
 
 // runLink runs a cell's link: through a resident linker when the tools have one
@@ -358,7 +411,7 @@ func prepare(goBin string) (r record, err error) {
 	for _, name := range toolEnv {
 		r.ToolEnv = append(r.ToolEnv, name+"="+goEnv[name])
 	}
-	list, err := goOutput(goBin, "list", "-deps", "-f", "{{if not .Standard}}{{.Dir}}{{range .EmbedFiles}}\t{{.}}{{end}}{{end}}", ".")
+	list, err := goOutput(goBin, "list", "-deps", "-f", "{{.ImportPath}}\t{{join .Deps \" \"}}\t{{if not .Standard}}{{.Dir}}{{range .EmbedFiles}}\t{{.}}{{end}}{{end}}", ".")
 	if err != nil {
 		return r, err
 	}
@@ -366,8 +419,14 @@ func prepare(goBin string) (r record, err error) {
 	if err != nil {
 		return r, err
 	}
+	r.deps = map[string][]string{}
 	for line := range strings.Lines(string(list)) {
 		fields := strings.Split(strings.TrimSuffix(line, "\n"), "\t")
+		if len(fields) < 3 {
+			return r, fmt.Errorf("go list: %q", line)
+		}
+		r.deps[fields[0]] = strings.Fields(fields[1])
+		fields = fields[2:]
 		dir := fields[0]
 		if dir == "" || dir == cwd || within(dir, goEnv["GOROOT"]) || within(dir, goEnv["GOMODCACHE"]) {
 			continue
@@ -378,7 +437,7 @@ func prepare(goBin string) (r record, err error) {
 		}
 		r.Deps = append(r.Deps, dep{dir, fields[1:], st})
 	}
-	r.Imports = imports // checked against the link's packages in commands
+	r.Imports, r.Main = imports, imports // Imports checked against the link's packages in commands
 	return r, nil
 }
 
@@ -407,6 +466,14 @@ func (r *record) commands(script, out string) (map[string]string, error) {
 		}
 	}
 	r.Compile, r.Link, r.Imports, r.Archives = p.Compile, p.Link, p.Imports, p.Archives
+	r.DepsOf = make([][]int, len(r.Imports))
+	for i, imp := range r.Imports {
+		for _, d := range r.deps[imp] {
+			if j, ok := slices.BinarySearch(r.Imports, d); ok {
+				r.DepsOf[i] = append(r.DepsOf[i], j)
+			}
+		}
+	}
 	return cfgs, nil
 }
 

@@ -98,6 +98,40 @@ func TestCellBuild(t *testing.T) {
 	step("new import", `fmt.Println(lib.V(), strings.ToUpper("three"))`, env, "recorded", "v2 pear!+ THREE")
 	imports = "\"fmt\"\n\t\"unicode/utf8\"\n\n\t\"example.com/lib\""
 	step("an import the program already links", `fmt.Println(lib.V(), utf8.RuneLen('x'))`, env, "fast", "v2 pear!+ 1")
+	// The recorded link linked strings; this program does not. Its link's import configuration
+	// names exactly the packages the go command would link (a resident linker refuses others;
+	// unsafe has no archive).
+	cfgs, _ := filepath.Glob(filepath.Join(mod, stateDir, "importcfg.link.*"))
+	if len(cfgs) != 1 {
+		t.Fatalf("fewer imports: %d import configurations for the link beside the record, want 1: %q", len(cfgs), cfgs)
+	}
+	packages := func(cfg string) []string {
+		t.Helper()
+		data, err := os.ReadFile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pkgs []string
+		for line := range strings.Lines(string(data)) {
+			if p, file, ok := strings.Cut(strings.TrimPrefix(line, "packagefile "), "="); ok && strings.HasPrefix(line, "packagefile ") && !strings.HasPrefix(file, filepath.Join(mod, stateDir)) {
+				pkgs = append(pkgs, p)
+			}
+		}
+		return slices.Sorted(slices.Values(pkgs))
+	}
+	lister := exec.Command(goBin, "list", "-deps", "-f", "{{if and (ne .Name \"main\") (ne .ImportPath \"unsafe\")}}{{.ImportPath}}{{end}}", ".")
+	lister.Dir, lister.Env = mod, env
+	list, err := lister.Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	want := slices.Sorted(slices.Values(strings.Fields(string(list))))
+	if got := packages(cfgs[0]); !slices.Equal(got, want) {
+		t.Errorf("fewer imports: the link's import configuration has %q, want what go list -deps lists, %q", got, want)
+	}
+	if all := packages(filepath.Join(mod, stateDir, "importcfg.link")); !slices.Contains(all, "strings") || slices.Contains(want, "strings") {
+		t.Errorf("the recorded link's packages %q should have strings, this program's %q not", all, want)
+	}
 	step("environment changed", "", append(slices.Clone(env), "GOFLAGS=-mod=mod -ldflags=-s"), "recorded", "v2 pear!+ 1")
 	imports = "\"fmt\"\n\n\t\"example.com/lib\""
 	step("environment back, imports fewer", `fmt.Println(lib.V(), 4)`, env, "recorded", "v2 pear!+ 4")
