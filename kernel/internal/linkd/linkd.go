@@ -2,7 +2,8 @@
 // (made by kernel/internal/thptools with Overlay's patch) that loads the ~230 packages a notebook
 // links once, and runs the dead-code pass over them as far as it goes without the cell, then forks
 // a child for the next cell before it comes; the child populates the pages it shares with the
-// server at once (a system call for many pages, where the link would take a page fault for each),
+// server at once (a system call for many pages, where the link would take a page fault for each)
+// and the memory its output will take, turns its garbage collector off (it links one program),
 // waits for the request, loads only the cell's package, carries the dead-code pass on from its
 // roots and finishes the link as an ordinary one does (layout, output).
 //

@@ -37,6 +37,9 @@ var edits = []srcedit.Edit{
 	{File: "cmd/link/internal/ld/deadcode.go",
 		Anchor: "\t\tsymIdx := d.wq.pop()\n",
 		With:   "\t\tsymIdx := d.wq.pop()\n\t\tif linkdDefer(d, symIdx) { // attnbook: only while a resident linker floods (attnbook_linkd.go)\n\t\t\tcontinue\n\t\t}\n"},
+	{File: "cmd/link/internal/ld/main.go",
+		Anchor: "\t\tif err := ctxt.Out.Mmap(filesize); err != nil {\n",
+		With:   "\t\tif linkdOutput(ctxt.Out, filesize) { // attnbook: a resident linker's child has the memory ready (attnbook_linkd.go)\n\t\t} else if err := ctxt.Out.Mmap(filesize); err != nil {\n"},
 	{File: "cmd/link/internal/loader/loader.go", Anchor: loadSymsHead,
 		With: "func (l *Loader) LoadSyms(arch *sys.Arch) {\n\tst := l.LoadSymsDefs() // attnbook: only those of the objects added since a LoadSymsDefs\n"},
 }

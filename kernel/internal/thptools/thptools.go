@@ -58,12 +58,14 @@ var patches = []srcedit.Edit{
 		With:   "\tif debug.disablethp != 0 {\n\t\tsysNoHugePageOS(v, n)\n\t} else {\n\t\tsysHugePageOS(v, n) // attnbook: heap on huge pages\n\t}\n"},
 	// The linker's output: built in the heap and written with one write at the end, as the linker
 	// does on systems without mmap, not in a shared mapping of the file (a fault per 4 KiB page:
-	// ~3,500 for a notebook cell's 14 MB program).
+	// ~3,500 for a notebook cell's 14 MB program). Room for what the linker writes past filesize
+	// (ELF section headers and names, the symbol table) comes with it: growing the slice for
+	// them copied the whole program (~24 ms a cell's link).
 	{File: "cmd/link/internal/ld/outbuf_mmap.go",
 		Anchor: "func (out *OutBuf) Mmap(filesize uint64) (err error) {\n",
 		With: "func (out *OutBuf) Mmap(filesize uint64) (err error) {\n" +
 			"\tif oldheap := out.heap; len(out.buf) == 0 && filesize >= uint64(len(oldheap)) { // attnbook: the output in the heap (outbuf_nommap.go)\n" +
-			"\t\tout.heap = make([]byte, filesize)\n\t\tcopy(out.heap, oldheap)\n\t\treturn nil\n\t}\n"},
+			"\t\tout.heap = make([]byte, filesize, filesize+filesize/8+1<<16)\n\t\tcopy(out.heap, oldheap)\n\t\treturn nil\n\t}\n"},
 	// The package archives' objects the linker maps: mapped with their pages at once, one system
 	// call where reading them took a fault per 16 pages.
 	{File: "cmd/internal/bio/buf_mmap.go",
