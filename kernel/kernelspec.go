@@ -158,6 +158,12 @@ func newKernelSpec(o specOptions) kernelSpec {
 		"PATH":                  pathList,
 		RootEnv:                 o.Root,
 		"GOMLX_NO_AUTO_INSTALL": "1", // GoMLX must never download a PJRT plugin at run time
+		// Nor the go command a module: GoNB runs `go get` whenever a cell imports a package no
+		// cell imported before, and online that asks the module proxy about every required module
+		// (0.5-0.8 s a cell, retractions and deprecations) though go.mod changes in nothing; the
+		// notebooks need no module the repository's go.mod lacks. `%env GOPROXY=...` in a cell
+		// turns downloads back on for that kernel.
+		"GOPROXY": "off",
 		// A panic in a cell shows its message only, not every goroutine's stack: our packages
 		// panic with one line naming function, argument and shapes. `%env GOTRACEBACK single`
 		// in a cell brings the stack trace back.

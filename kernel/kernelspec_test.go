@@ -35,6 +35,7 @@ func TestKernelSpecJSON(t *testing.T) {
 			"PATH":                  "/home/u/.local/share/jupyter/kernels/attnbook/bin:/usr/local/go/bin:/home/u/go/bin:${PATH}",
 			"ATTNBOOK_ROOT":         "/src/attnbook",
 			"GOMLX_NO_AUTO_INSTALL": "1",
+			"GOPROXY":               "off",
 			"GOTRACEBACK":           "none",
 			"GOFLAGS":               "-gcflags=all=-dwarf=false -ldflags=-s",
 		},

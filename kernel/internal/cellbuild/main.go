@@ -15,8 +15,9 @@
 // which name the dependencies' archives in the build cache). The next build runs those two
 // commands itself when nothing else could differ: the same environment (every GO* and CGO_*
 // variable), the same go.mod, go.sum and go.work, the same main-package files with no build
-// constraint and no import the last build did not link, unchanged stamps, every archive still in
-// the cache. Anything else, and any failure (a compile error included, so the message is the go
+// constraint, unchanged stamps, every archive still in the cache. A cell importing a package the
+// last build did not link extends the record from `go list` (see extend) rather than going to
+// `go build`. Anything else, and any failure (a compile error included, so the message is the go
 // command's own), goes to `go build`; a build that also compiled a dependency is not recorded.
 //
 // Those two commands run the huge-page builds of the toolchain's compile and link that
@@ -160,11 +161,6 @@ func fastBuild(goBin, out string) error {
 	if !slices.Equal(files, r.Files) {
 		return errors.New("main package files changed")
 	}
-	for _, p := range imports {
-		if _, ok := slices.BinarySearch(r.Imports, p); !ok {
-			return fmt.Errorf("new import %q", p)
-		}
-	}
 	for _, d := range r.Deps {
 		if got, err := stamp(d.Dir, d.Embeds); err != nil || got != d.Stamp {
 			return fmt.Errorf("dependency %s changed", d.Dir)
@@ -173,6 +169,19 @@ func fastBuild(goBin, out string) error {
 	for _, a := range r.Archives {
 		if _, err := os.Stat(a); err != nil {
 			return err
+		}
+	}
+	var added []string
+	for _, p := range imports {
+		if _, ok := slices.BinarySearch(r.Imports, p); !ok {
+			added = append(added, p)
+		}
+	}
+	if len(added) > 0 {
+		err := extend(goBin, &r, added)
+		trace("extend", err)
+		if err != nil {
+			return fmt.Errorf("new imports %q: %w", added, err)
 		}
 	}
 	if built, err := built(r.Files, out); err == nil && built == r.Built {

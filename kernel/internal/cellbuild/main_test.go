@@ -41,7 +41,9 @@ func TestCellBuild(t *testing.T) {
 	write(filepath.Join(lib, "go.mod"), "module example.com/lib\n\ngo 1.22\n")
 	write(filepath.Join(lib, "lib.go"), "package lib\n\nimport _ \"embed\"\n\n//go:embed data/word.txt\nvar Word string\n\nfunc V() string { return \"v1 \" + Word }\n")
 	write(filepath.Join(lib, "data", "word.txt"), "apple")
-	write(filepath.Join(mod, "go.mod"), "module gonb_test\n\ngo 1.22\n\nrequire example.com/lib v0.0.0\n\nreplace example.com/lib => ../lib\n")
+	gomod := "module gonb_test\n\ngo 1.22\n\nrequire (\n\texample.com/lib v0.0.0\n\tgithub.com/pkg/errors v0.9.1\n)\n\nreplace example.com/lib => ../lib\n"
+	write(filepath.Join(mod, "go.mod"), gomod)
+	write(filepath.Join(mod, "go.sum"), "github.com/pkg/errors v0.9.1 h1:FEBLx1zS214owpjy7qsBeixbURkuhQAwrK5UwLGTwt4=\ngithub.com/pkg/errors v0.9.1/go.mod h1:bwawxfHBFNV+L2hUp1rHADufV3IMtnDRdf1r5NINEl0=\n")
 	env := append(os.Environ(), "ATTNBOOK_CELLBUILD_TRACE=1", "GOFLAGS=-mod=mod", "GOPROXY=off", "CGO_ENABLED=0")
 
 	imports := "\"fmt\"\n\n\t\"example.com/lib\""
@@ -59,7 +61,7 @@ func TestCellBuild(t *testing.T) {
 	}
 	// path is how the build must go: "fast", "recorded" (the go command, then recorded) or "go"
 	// (the go command, not recorded: it also rebuilt a dependency, so -n showed more than the cell).
-	step := func(what, body string, env []string, path, want string) {
+	step := func(what, body string, env []string, path, want string) (trace string) {
 		t.Helper()
 		if body != "" {
 			cell(body)
@@ -82,28 +84,7 @@ func TestCellBuild(t *testing.T) {
 		if err != nil || strings.TrimSpace(string(out)) != want {
 			t.Errorf("%s: the program printed %q (%v), want %q", what, out, err, want)
 		}
-	}
-	step("first cell", `fmt.Println(lib.V(), 1)`, env, "go", "v1 apple 1") // builds lib too
-	step("second cell", `fmt.Println(lib.V(), 1.5)`, env, "recorded", "v1 apple 1.5")
-	step("changed cell", `fmt.Println(lib.V(), 2)`, env, "fast", "v1 apple 2")
-	step("same cell again", "", env, "fast", "v1 apple 2")
-	write(filepath.Join(lib, "lib.go"), "package lib\n\nimport _ \"embed\"\n\n//go:embed data/word.txt\nvar Word string\n\nfunc V() string { return \"v2 \" + Word }\n")
-	step("dependency edited", "", env, "go", "v2 apple 2")
-	step("cell after it", `fmt.Println(lib.V(), 3)`, env, "recorded", "v2 apple 3")
-	write(filepath.Join(lib, "data", "word.txt"), "pear!")
-	step("embedded file edited", "", env, "go", "v2 pear! 3")
-	write(filepath.Join(lib, "extra.go"), "package lib\n\nfunc init() { Word += \"+\" }\n")
-	step("file added to a dependency", "", env, "go", "v2 pear!+ 3")
-	imports = "\"fmt\"\n\t\"strings\"\n\n\t\"example.com/lib\""
-	step("new import", `fmt.Println(lib.V(), strings.ToUpper("three"))`, env, "recorded", "v2 pear!+ THREE")
-	imports = "\"fmt\"\n\t\"unicode/utf8\"\n\n\t\"example.com/lib\""
-	step("an import the program already links", `fmt.Println(lib.V(), utf8.RuneLen('x'))`, env, "fast", "v2 pear!+ 1")
-	// The recorded link linked strings; this program does not. Its link's import configuration
-	// names exactly the packages the go command would link (a resident linker refuses others;
-	// unsafe has no archive).
-	cfgs, _ := filepath.Glob(filepath.Join(mod, stateDir, "importcfg.link.*"))
-	if len(cfgs) != 1 {
-		t.Fatalf("fewer imports: %d import configurations for the link beside the record, want 1: %q", len(cfgs), cfgs)
+		return trace
 	}
 	packages := func(cfg string) []string {
 		t.Helper()
@@ -119,6 +100,32 @@ func TestCellBuild(t *testing.T) {
 		}
 		return slices.Sorted(slices.Values(pkgs))
 	}
+	step("first cell", `fmt.Println(lib.V(), 1)`, env, "go", "v1 apple 1") // builds lib too
+	step("second cell", `fmt.Println(lib.V(), 1.5)`, env, "recorded", "v1 apple 1.5")
+	step("changed cell", `fmt.Println(lib.V(), 2)`, env, "fast", "v1 apple 2")
+	step("same cell again", "", env, "fast", "v1 apple 2")
+	write(filepath.Join(lib, "lib.go"), "package lib\n\nimport _ \"embed\"\n\n//go:embed data/word.txt\nvar Word string\n\nfunc V() string { return \"v2 \" + Word }\n")
+	step("dependency edited", "", env, "go", "v2 apple 2")
+	step("cell after it", `fmt.Println(lib.V(), 3)`, env, "recorded", "v2 apple 3")
+	write(filepath.Join(lib, "data", "word.txt"), "pear!")
+	step("embedded file edited", "", env, "go", "v2 pear! 3")
+	write(filepath.Join(lib, "extra.go"), "package lib\n\nfunc init() { Word += \"+\" }\n")
+	step("file added to a dependency", "", env, "go", "v2 pear!+ 3")
+	step("cell after it", `fmt.Println(lib.V(), 2.5)`, env, "recorded", "v2 pear!+ 2.5")
+	imports = "\"fmt\"\n\t\"strings\"\n\n\t\"example.com/lib\""
+	step("new import", `fmt.Println(lib.V(), strings.ToUpper("three"))`, env, "fast", "v2 pear!+ THREE")
+	if all := packages(filepath.Join(mod, stateDir, "importcfg.link")); !slices.Contains(all, "strings") || len(all) != len(slices.Compact(all)) {
+		t.Errorf("new import: the recorded link's packages %q should have strings, once", all)
+	}
+	imports = "\"fmt\"\n\t\"unicode/utf8\"\n\n\t\"example.com/lib\""
+	step("an import the program already links", `fmt.Println(lib.V(), utf8.RuneLen('x'))`, env, "fast", "v2 pear!+ 1")
+	// The recorded link linked strings; this program does not. Its link's import configuration
+	// names exactly the packages the go command would link (a resident linker refuses others;
+	// unsafe has no archive).
+	cfgs, _ := filepath.Glob(filepath.Join(mod, stateDir, "importcfg.link.*"))
+	if len(cfgs) != 1 {
+		t.Fatalf("fewer imports: %d import configurations for the link beside the record, want 1: %q", len(cfgs), cfgs)
+	}
 	lister := exec.Command(goBin, "list", "-deps", "-f", "{{if and (ne .Name \"main\") (ne .ImportPath \"unsafe\")}}{{.ImportPath}}{{end}}", ".")
 	lister.Dir, lister.Env = mod, env
 	list, err := lister.Output()
@@ -132,7 +139,42 @@ func TestCellBuild(t *testing.T) {
 	if all := packages(filepath.Join(mod, stateDir, "importcfg.link")); !slices.Contains(all, "strings") || slices.Contains(want, "strings") {
 		t.Errorf("the recorded link's packages %q should have strings, this program's %q not", all, want)
 	}
-	step("environment changed", "", append(slices.Clone(env), "GOFLAGS=-mod=mod -ldflags=-s"), "recorded", "v2 pear!+ 1")
+	// A package of a module the program did not link: the link's build information gets the
+	// module's line, as the go command writes it (github.com/pkg/errors is in the module cache:
+	// attnbook's dependencies import it).
+	imports = "\"fmt\"\n\n\t\"example.com/lib\"\n\t\"github.com/pkg/errors\""
+	step("new import from another module", `fmt.Println(lib.V(), errors.New("five"))`, env, "fast", "v2 pear!+ five")
+	other := filepath.Join(mod, "other-build")
+	goBuild := exec.Command(goBin, "build", "-o", other)
+	goBuild.Dir, goBuild.Env = mod, env
+	if out, err := goBuild.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	buildInfo := func(bin string) string {
+		t.Helper()
+		out, err := exec.Command(goBin, "version", "-m", bin).Output()
+		if err != nil {
+			t.Fatalf("go version -m %s: %v", bin, err)
+		}
+		_, info, _ := strings.Cut(string(out), "\n") // the first line names the file
+		return info
+	}
+	if got, want := buildInfo(bin), buildInfo(other); got != want || !strings.Contains(got, "github.com/pkg/errors\tv0.9.1\th1:") {
+		t.Errorf("new import from another module: build information\n%s\nwant the go command's\n%s", got, want)
+	}
+	os.Remove(other)
+	// A module replaced by a directory: the go command writes its build information.
+	write(filepath.Join(tmp, "lib2", "go.mod"), "module example.com/lib2\n\ngo 1.22\n")
+	write(filepath.Join(tmp, "lib2", "lib2.go"), "package lib2\n\nconst W = \"six\"\n")
+	write(filepath.Join(mod, "go.mod"), gomod+"\nrequire example.com/lib2 v0.0.0\n\nreplace example.com/lib2 => ../lib2\n")
+	step("go.mod changed", `fmt.Println(lib.V(), errors.New("five!"))`, env, "recorded", "v2 pear!+ five!")
+	imports = "\"fmt\"\n\n\t\"example.com/lib\"\n\t\"example.com/lib2\""
+	trace := step("new import from a replaced module", `fmt.Println(lib.V(), lib2.W)`, env, "recorded", "v2 pear!+ six")
+	if !strings.Contains(trace, "extend: no: example.com/lib2: module example.com/lib2 is replaced") {
+		t.Errorf("new import from a replaced module: the record was not extended for the reason expected:\n%s", trace)
+	}
+	imports = "\"fmt\"\n\t\"unicode/utf8\"\n\n\t\"example.com/lib\""
+	step("environment changed", `fmt.Println(lib.V(), utf8.RuneLen('x'))`, append(slices.Clone(env), "GOFLAGS=-mod=mod -ldflags=-s"), "recorded", "v2 pear!+ 1")
 	imports = "\"fmt\"\n\n\t\"example.com/lib\""
 	step("environment back, imports fewer", `fmt.Println(lib.V(), 4)`, env, "recorded", "v2 pear!+ 4")
 	step("the next cell", `fmt.Println(lib.V(), 5)`, env, "fast", "v2 pear!+ 5")
