@@ -92,14 +92,7 @@ func extend(goBin string, r *record, added []string) error {
 	slices.Sort(r.Imports)
 	slices.Sort(r.Archives)
 	r.Archives = slices.Compact(r.Archives)
-	r.DepsOf = make([][]int, len(r.Imports))
-	for i, p := range r.Imports {
-		for _, d := range deps[p] {
-			if j, ok := slices.BinarySearch(r.Imports, d); ok {
-				r.DepsOf[i] = append(r.DepsOf[i], j)
-			}
-		}
-	}
+	r.DepsOf = depsOf(r.Imports, deps)
 	if err := os.RemoveAll(stateDir); err != nil {
 		return err
 	}

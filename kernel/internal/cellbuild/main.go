@@ -475,15 +475,21 @@ func (r *record) commands(script, out string) (map[string]string, error) {
 		}
 	}
 	r.Compile, r.Link, r.Imports, r.Archives = p.Compile, p.Link, p.Imports, p.Archives
-	r.DepsOf = make([][]int, len(r.Imports))
-	for i, imp := range r.Imports {
-		for _, d := range r.deps[imp] {
-			if j, ok := slices.BinarySearch(r.Imports, d); ok {
-				r.DepsOf[i] = append(r.DepsOf[i], j)
+	r.DepsOf = depsOf(r.Imports, r.deps)
+	return cfgs, nil
+}
+
+// depsOf is each of sorted imports' dependencies (deps, by import path) as indices into imports.
+func depsOf(imports []string, deps map[string][]string) [][]int {
+	of := make([][]int, len(imports))
+	for i, imp := range imports {
+		for _, d := range deps[imp] {
+			if j, ok := slices.BinarySearch(imports, d); ok {
+				of[i] = append(of[i], j)
 			}
 		}
 	}
-	return cfgs, nil
+	return of
 }
 
 // save writes the record and its import configurations under stateDir.
