@@ -128,6 +128,11 @@ func doctorChecks(ctx context.Context, e *env) []check {
 		gomlx = moduleRequire(filepath.Join(e.Root, "go.mod"), "github.com/gomlx/gomlx")
 	}
 	cs = append(cs, check{Name: "GoMLX", Value: fmt.Sprintf("%s (go-xla %s)", gomlx, goxla)})
+	mc := check{Name: "modules", Value: "every module go.mod requires is in the module cache (cells run offline)"}
+	if err := modulesOffline(ctx, e); err != nil {
+		mc.Value, mc.Problem = err.Error(), "download them: go run ./kernel setup"
+	}
+	cs = append(cs, mc)
 
 	choice := backend.Choose()
 	how := "cells link XLA too"

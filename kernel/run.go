@@ -230,7 +230,8 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-// runPrerequisites checks what executing a notebook needs: nbclient, GoNB and goimports.
+// runPrerequisites checks what executing a notebook needs: nbclient, GoNB, goimports and the
+// modules go.mod requires.
 func runPrerequisites(ctx context.Context, e *env) (*python, error) {
 	py := probePython(ctx)
 	if py == nil || !py.CanRun() {
@@ -246,6 +247,9 @@ func runPrerequisites(ctx context.Context, e *env) (*python, error) {
 		case have != t.Version:
 			return nil, fmt.Errorf("%s is %s, want %s: run go run ./kernel setup", t.Path(e), have, t.Version)
 		}
+	}
+	if err := modulesOffline(ctx, e); err != nil {
+		return nil, fmt.Errorf("%v: run go run ./kernel setup", err)
 	}
 	return py, nil
 }

@@ -142,6 +142,7 @@ func setup(ctx context.Context, e *env) error {
 		}},
 		step{"trust", func(ctx context.Context) (string, string, error) { return trustNotebooks(ctx, e) }},
 		step{"corpus", func(ctx context.Context) (string, string, error) { return ensureCorpus(ctx, e) }},
+		step{"modules", func(ctx context.Context) (string, string, error) { return downloadModules(ctx, e) }},
 		step{"build cache", func(ctx context.Context) (string, string, error) { return warmBuildCache(ctx, e) }},
 	)
 	var results []stepResult

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"go/parser"
 	"go/token"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -41,7 +42,7 @@ func goGet(goBin string) int {
 	if recKey == key && subset(imports, seen) {
 		return 0
 	}
-	if code := passThrough(goBin, "get"); code != 0 {
+	if code := runGet(goBin); code != 0 {
 		return code
 	}
 	if recKey == key {
@@ -53,6 +54,23 @@ func goGet(goBin string) int {
 	}
 	trace("go get record", err)
 	return 0
+}
+
+// offlineHint follows a `go get` that needed a module the module cache lacks while offline: the
+// kernel spec sets GOPROXY=off, and setup downloads every module the repository's go.mod requires.
+const offlineHint = "attnbook: cells run offline (GOPROXY=off) and the module cache lacks a module the notebook's go.mod requires: " +
+	"`go run ./kernel setup` in the attnbook checkout downloads them; or, to let this kernel download, run `%env GOPROXY=https://proxy.golang.org,direct` in a cell"
+
+// runGet runs `go get`, adding offlineHint to a failure for want of a module offline.
+func runGet(goBin string) int {
+	var out bytes.Buffer
+	cmd := exec.Command(goBin, "get")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, io.MultiWriter(os.Stderr, &out)
+	code := exitCode(cmd.Run())
+	if code != 0 && strings.Contains(out.String(), "disabled by GOPROXY=off") {
+		io.WriteString(os.Stderr, offlineHint+"\n")
+	}
+	return code
 }
 
 // getKey hashes the module files a `go get` reads and writes, and the repository's go.mod.

@@ -316,6 +316,44 @@ func TestGoEnvCache(t *testing.T) {
 	}
 }
 
+// TestGetOffline: a `go get` that fails for want of a module offline says what to do; other
+// failures are the go command's alone.
+func TestGetOffline(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("GoNB's kernel runs on POSIX systems")
+	}
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	tmp := t.TempDir()
+	helper := filepath.Join(tmp, "cellbuild")
+	if out, err := exec.Command(goBin, "build", "-o", helper, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	mod := filepath.Join(tmp, "gonb_test")
+	if err := os.MkdirAll(mod, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module gonb_test\n\ngo 1.22\n\nrequire example.com/absent v1.0.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mod, "main.go"), []byte("package main\n\nimport _ \"example.com/absent\"\n\nfunc main() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		proxy    string
+		wantHint bool
+	}{{"off", true}, {"file://" + filepath.Join(tmp, "empty"), false}} {
+		cmd := exec.Command(helper, goBin, "get")
+		cmd.Dir, cmd.Env = mod, append(os.Environ(), "GOPROXY="+c.proxy, "GOMODCACHE="+filepath.Join(tmp, "modcache"), "GOFLAGS=-modcacherw")
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			t.Fatalf("GOPROXY=%s: go get of an absent module succeeded:\n%s", c.proxy, out)
+		}
+		if got := strings.Contains(string(out), "go run ./kernel setup"); got != c.wantHint {
+			t.Errorf("GOPROXY=%s: hint shown %v, want %v:\n%s", c.proxy, got, c.wantHint, out)
+		}
+	}
+}
+
 func TestEnvRead(t *testing.T) {
 	args := []string{"env", "-json", "GOMOD", "TERM"}
 	for name, want := range map[string]bool{
