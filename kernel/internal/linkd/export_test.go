@@ -4,3 +4,5 @@ var (
 	Socket   = socket
 	Starting = starting
 )
+
+var ReadReply = readReply

@@ -44,7 +44,7 @@ const (
 	serveVar = "ATTNBOOK_LINKD_SERVE" // the server's socket, in the server's environment only
 	OffVar   = "ATTNBOOK_LINKD"       // "off" turns resident links off
 	refused  = 3                      // a child's exit status when it cannot serve a request
-	trailer  = "\x00linkd-exit "      // the server's last words: the child's exit status
+	trailer  = "\x00linkd-exit "      // the status line: a child that linked writes it as it exits, else the server once it exited
 )
 
 // linkTimeout bounds one link through a server; a normal one takes a second at most.
@@ -81,7 +81,7 @@ func Link(argv, env []string) error {
 		return err
 	}
 	c.(*net.UnixConn).CloseWrite()
-	out, err := io.ReadAll(c)
+	out, err := readReply(c)
 	if err != nil {
 		return fmt.Errorf("linkd: %w", err)
 	}
@@ -99,6 +99,26 @@ func Link(argv, env []string) error {
 		return fmt.Errorf("linkd: link exited with status %d\n%s", status, out[:i])
 	}
 	return nil
+}
+
+// readReply reads a link's output up to its status line, which a child that linked writes as it
+// exits (before its memory is torn down) and the server once the child has exited.
+func readReply(r io.Reader) ([]byte, error) {
+	var out []byte
+	buf := make([]byte, 16<<10)
+	for {
+		n, err := r.Read(buf)
+		out = append(out, buf[:n]...)
+		if i := bytes.LastIndex(out, []byte(trailer)); i >= 0 && bytes.IndexByte(out[i:], '\n') >= 0 {
+			return out, nil
+		}
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+	}
 }
 
 // socket names the server for a link: a hash of the linker, its arguments but the output, the

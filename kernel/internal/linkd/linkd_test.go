@@ -236,3 +236,33 @@ func lineDiff(got, want string) string {
 	}
 	return strings.Join(out[:min(len(out), 20)], "\n")
 }
+
+// TestReadReply: a link's reply ends at its status line, even while the connection stays open (a
+// child that linked writes it as it exits; its server closes the connection only after the child
+// has exited).
+func TestReadReply(t *testing.T) {
+	client, server := net.Pipe()
+	defer client.Close()
+	defer server.Close()
+	go func() {
+		server.Write([]byte("a warning\n"))
+		server.Write([]byte("\x00linkd-exit 0\n")) // and the connection stays open
+	}()
+	type reply struct {
+		out []byte
+		err error
+	}
+	got := make(chan reply, 1)
+	go func() {
+		out, err := linkd.ReadReply(client)
+		got <- reply{out, err}
+	}()
+	select {
+	case r := <-got:
+		if r.err != nil || string(r.out) != "a warning\n\x00linkd-exit 0\n" {
+			t.Errorf("reply %q, %v", r.out, r.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the reply did not end at its status line")
+	}
+}

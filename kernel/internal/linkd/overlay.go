@@ -40,6 +40,9 @@ var edits = []srcedit.Edit{
 	{File: "cmd/link/internal/ld/main.go",
 		Anchor: "\t\tif err := ctxt.Out.Mmap(filesize); err != nil {\n",
 		With:   "\t\tif linkdOutput(ctxt.Out, filesize) { // attnbook: a resident linker's child has the memory ready (attnbook_linkd.go)\n\t\t} else if err := ctxt.Out.Mmap(filesize); err != nil {\n"},
+	{File: "cmd/link/internal/ld/lib.go",
+		Anchor: "func errorexit() {\n\texitIfErrors()\n\tExit(0)\n}\n",
+		With:   "func errorexit() {\n\texitIfErrors()\n\tlinkdDone() // attnbook: a resident linker's child tells its client at once (attnbook_linkd.go)\n\tExit(0)\n}\n"},
 	{File: "cmd/link/internal/loader/loader.go", Anchor: loadSymsHead,
 		With: "func (l *Loader) LoadSyms(arch *sys.Arch) {\n\tst := l.LoadSymsDefs() // attnbook: only those of the objects added since a LoadSymsDefs\n"},
 }
