@@ -11,6 +11,7 @@ require (
 	github.com/gomlx/go-xla v0.4.13
 	github.com/gomlx/gomlx v0.28.16
 	github.com/janpfeifer/gonb v0.11.5
+	golang.org/x/mod v0.41.0
 )
 
 require (
@@ -42,7 +43,6 @@ require (
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.27.0 // indirect
 	golang.org/x/exp v0.0.0-20260908205506-85c1c2202aba // indirect
-	golang.org/x/mod v0.41.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/term v0.40.0 // indirect

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +14,9 @@ import (
 // TestModulesForOfflineCells: on a module cache that builds alone filled, a notebook module's
 // `go get` fails offline (the kernel spec's GOPROXY=off); setup's modules step downloads what it
 // needs. Here with an empty module cache, filled by the step from this machine's module cache as
-// a file proxy (no network): before it, the offline check names the missing module; after it, the
-// check passes and GoNB's module (made by the go shim) runs `go get` offline.
+// a file proxy (no network): before it, the offline check names the missing module; after it (and
+// with the zips removed, as the image does), the check passes and GoNB's module (made by the go
+// shim) runs `go get` offline.
 func TestModulesForOfflineCells(t *testing.T) {
 	goBin, root := shimPrereqs(t)
 	ctx := context.Background()
@@ -37,7 +39,7 @@ func TestModulesForOfflineCells(t *testing.T) {
 	t.Setenv("GOFLAGS", "-modcacherw") // so that the test can remove it
 	t.Setenv("GOPROXY", "off")
 	err = modulesOffline(ctx, e)
-	if err == nil || !strings.Contains(err.Error(), "not in the module cache") || !strings.Contains(err.Error(), "github.com/") {
+	if err == nil || !strings.Contains(err.Error(), "the module cache lacks") || !strings.Contains(err.Error(), "github.com/") {
 		t.Fatalf("empty module cache: modulesOffline = %v, want the missing module named", err)
 	}
 
@@ -46,8 +48,15 @@ func TestModulesForOfflineCells(t *testing.T) {
 		t.Fatalf("modules step on an empty cache: %q, %v; want downloaded", did, err)
 	}
 	t.Setenv("GOPROXY", "off")
+	// As in the image, which keeps the modules' files but not their zips.
+	filepath.WalkDir(os.Getenv("GOMODCACHE"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(path, ".zip") {
+			os.Remove(path)
+		}
+		return nil
+	})
 	if did, _, err := downloadModules(ctx, e); err != nil || did != "ok" {
-		t.Fatalf("modules step again: %q, %v; want ok", did, err)
+		t.Fatalf("modules step again, without the zips: %q, %v; want ok", did, err)
 	}
 
 	shim := filepath.Join(t.TempDir(), "go")
