@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // extend adds to the record r the packages a cell imports that its program did not link yet
@@ -16,34 +17,18 @@ import (
 // `go list -export` says in a fraction of that. For each package the record did not have: its
 // archive (`go list -export` compiles what the build cache lacks, with the build's flags, so the
 // archive is the one `go build` would link), its dependencies, the stamp of its directory when
-// outside GOROOT and the module cache (taken before the go command reads the files, as prepare
-// does), a line in both import configurations, and the module it comes from in the link's build
+// outside GOROOT and the module cache (taken after `go list`, one call, and kept only when no file
+// changed within `settle` of its start; else the go command builds the cell), a line in both
+// import configurations, and the module it comes from in the link's build
 // information, as the go command writes it. A module replaced by another, or without a checksum
 // in go.sum, is left to the go command. The import configurations are written afresh, so the
 // resident linkers serving the old ones stop.
 func extend(goBin string, r *record, added []string) error {
 	known := func(p string) bool { _, ok := slices.BinarySearch(r.Imports, p); return ok }
-	const where = `{{if .Standard}}std{{else if not .Module}}local{{else if .Module.Replace}}{{if .Module.Replace.Version}}cache{{else}}local{{end}}{{else if .Module.Version}}cache{{else}}local{{end}}`
-	list, err := goOutput(goBin, append([]string{"list", "-deps", "-f", "{{.ImportPath}}\t" + where + "\t{{.Dir}}{{range .EmbedFiles}}\t{{.}}{{end}}"}, added...)...)
-	if err != nil {
-		return err
-	}
-	for line := range strings.Lines(string(list)) {
-		fields := strings.Split(strings.TrimSuffix(line, "\n"), "\t")
-		if len(fields) < 3 {
-			return fmt.Errorf("go list: %q", line)
-		}
-		if known(fields[0]) || fields[1] != "local" {
-			continue
-		}
-		st, err := stamp(fields[2], fields[3:])
-		if err != nil {
-			return err
-		}
-		r.Deps = append(r.Deps, dep{fields[2], fields[3:], st})
-	}
 	const module = `{{with .Module}}{{.Path}}{{if .Replace}} replaced{{end}}{{if .Main}} main{{end}}` + "\t" + `{{.Version}}` + "\t" + `{{.Sum}}{{else}}` + "\t\t" + `{{end}}`
-	list, err = goOutput(goBin, append([]string{"list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}\t{{join .Deps \" \"}}\t" + module}, added...)...)
+	const where = `{{if .Standard}}std{{else if not .Module}}local{{else if .Module.Replace}}{{if .Module.Replace.Version}}cache{{else}}local{{end}}{{else if .Module.Version}}cache{{else}}local{{end}}`
+	listed := time.Now()
+	list, err := goOutput(goBin, append([]string{"list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}\t{{join .Deps \" \"}}\t" + module + "\t" + where + "\t{{.Dir}}{{range .EmbedFiles}}\t{{.}}{{end}}"}, added...)...)
 	if err != nil {
 		return err
 	}
@@ -69,17 +54,31 @@ func extend(goBin string, r *record, added []string) error {
 	var linked []string // the packages added, in go list's order
 	for line := range strings.Lines(string(list)) {
 		fields := strings.Split(strings.TrimSuffix(line, "\n"), "\t")
-		if len(fields) != 6 {
+		if len(fields) < 8 {
 			return fmt.Errorf("go list -export: %q", line)
 		}
 		p, export, mod := fields[0], fields[1], fields[3]
-		if known(p) || export == "" { // unsafe has no archive, and the compiler knows it
+		if known(p) {
 			continue
 		}
 		if mod != "" && !strings.HasSuffix(mod, " main") {
 			if err := info.need(mod, fields[4], fields[5]); err != nil {
 				return fmt.Errorf("%s: %w", p, err)
 			}
+		}
+		if fields[6] == "local" {
+			dir, embeds := fields[7], fields[8:]
+			if err := unchangedSince(dir, embeds, listed.Add(-settle)); err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+			st, err := stamp(dir, embeds)
+			if err != nil {
+				return err
+			}
+			r.Deps = append(r.Deps, dep{dir, embeds, st})
+		}
+		if export == "" { // unsafe has no archive, and the compiler knows it
+			continue
 		}
 		deps[p] = strings.Fields(fields[2])
 		r.Archives = append(r.Archives, export)
@@ -147,6 +146,35 @@ func (b *buildInfo) need(mod, version, sum string) error {
 		return fmt.Errorf("module %s has no version or checksum", path)
 	}
 	b.lines = slices.Insert(b.lines, at, "dep\t"+path+"\t"+version+"\t"+sum+"\n")
+	return nil
+}
+
+// settle: a dependency's file changed later than this before go list started may have been read
+// before or after the change, so its stamp (taken after go list) would not vouch for the archive.
+const settle = 2 * time.Second
+
+// unchangedSince reports an error when dir, one of its files or one of embeds changed at t or later.
+func unchangedSince(dir string, embeds []string, t time.Time) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	paths := []string{dir}
+	for _, e := range entries {
+		paths = append(paths, filepath.Join(dir, e.Name()))
+	}
+	for _, f := range embeds {
+		paths = append(paths, filepath.Join(dir, f))
+	}
+	for _, path := range paths {
+		info, err := os.Stat(path)
+		if err != nil {
+			return err
+		}
+		if !info.ModTime().Before(t) {
+			return fmt.Errorf("%s changed less than %v before go list read it", path, settle)
+		}
+	}
 	return nil
 }
 

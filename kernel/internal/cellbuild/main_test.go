@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCellBuild builds a GoNB-like module (gonb_test, requiring example.com/lib replaced by a
@@ -41,6 +42,19 @@ func TestCellBuild(t *testing.T) {
 	write(filepath.Join(lib, "go.mod"), "module example.com/lib\n\ngo 1.22\n")
 	write(filepath.Join(lib, "lib.go"), "package lib\n\nimport _ \"embed\"\n\n//go:embed data/word.txt\nvar Word string\n\nfunc V() string { return \"v1 \" + Word }\n")
 	write(filepath.Join(lib, "data", "word.txt"), "apple")
+	// Packages a later cell imports: sub, as old as a checkout's files are, and later/deep/ for one
+	// written then (lib's stamp has its entries' times: later's stays).
+	sub := filepath.Join(lib, "sub")
+	write(filepath.Join(sub, "sub.go"), "package sub\n\nconst S = \"seven\"\n")
+	if err := os.MkdirAll(filepath.Join(lib, "later", "deep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	long := time.Now().Add(-time.Hour)
+	for _, p := range []string{filepath.Join(sub, "sub.go"), sub, filepath.Join(lib, "later", "deep"), filepath.Join(lib, "later")} {
+		if err := os.Chtimes(p, long, long); err != nil {
+			t.Fatal(err)
+		}
+	}
 	gomod := "module gonb_test\n\ngo 1.22\n\nrequire (\n\texample.com/lib v0.0.0\n\tgithub.com/pkg/errors v0.9.1\n)\n\nreplace example.com/lib => ../lib\n"
 	write(filepath.Join(mod, "go.mod"), gomod)
 	write(filepath.Join(mod, "go.sum"), "github.com/pkg/errors v0.9.1 h1:FEBLx1zS214owpjy7qsBeixbURkuhQAwrK5UwLGTwt4=\ngithub.com/pkg/errors v0.9.1/go.mod h1:bwawxfHBFNV+L2hUp1rHADufV3IMtnDRdf1r5NINEl0=\n")
@@ -178,6 +192,25 @@ func TestCellBuild(t *testing.T) {
 	imports = "\"fmt\"\n\n\t\"example.com/lib\""
 	step("environment back, imports fewer", `fmt.Println(lib.V(), 4)`, env, "recorded", "v2 pear!+ 4")
 	step("the next cell", `fmt.Println(lib.V(), 5)`, env, "fast", "v2 pear!+ 5")
+
+	// A new package of a module the program links already (as an attnbook package a later cell
+	// imports): the record is extended, its directory stamped, so an edit to it goes to the go
+	// command.
+	imports = "\"fmt\"\n\n\t\"example.com/lib\"\n\t\"example.com/lib/sub\""
+	step("new import of a linked module's package", `fmt.Println(lib.V(), sub.S)`, env, "fast", "v2 pear!+ seven")
+	write(filepath.Join(sub, "sub.go"), "package sub\n\nconst S = \"eight\"\n")
+	step("that package edited", "", env, "go", "v2 pear!+ eight")
+	step("cell after it", `fmt.Println(lib.V(), sub.S, 1)`, env, "recorded", "v2 pear!+ eight 1")
+	// One written just now: go list may have read its files before or after a change, so the go
+	// command builds the cell.
+	write(filepath.Join(lib, "later", "deep", "sub2", "sub2.go"), "package sub2\n\nconst S = \"nine\"\n")
+	imports = "\"fmt\"\n\n\t\"example.com/lib\"\n\t\"example.com/lib/later/deep/sub2\""
+	trace = step("new import of a package written just now", `fmt.Println(lib.V(), sub2.S)`, env, "recorded", "v2 pear!+ nine")
+	if !strings.Contains(trace, "extend: no: example.com/lib/later/deep/sub2: ") || !strings.Contains(trace, "changed less than") {
+		t.Errorf("new import of a package written just now: the record was not extended for the reason expected:\n%s", trace)
+	}
+	imports = "\"fmt\"\n\n\t\"example.com/lib\""
+	step("back to lib alone", `fmt.Println(lib.V(), 5.25)`, env, "fast", "v2 pear!+ 5.25")
 
 	// With $ATTNBOOK_THP_TOOLS naming tools built from this toolchain's tool directory (here
 	// scripts that log and run the stock ones), the fast path compiles and links with those.
