@@ -17,18 +17,7 @@ import (
 // prints: the recorded fast path for a changed cell, the go command whenever anything else
 // changed, the go command's own message for a compile error.
 func TestCellBuild(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("GoNB's kernel runs on POSIX systems")
-	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if out, err := exec.Command(goBin, "env", "GOROOT").Output(); err == nil {
-		goBin = filepath.Join(strings.TrimSpace(string(out)), "bin", "go")
-	}
-	tmp := t.TempDir()
-	helper := filepath.Join(tmp, "cellbuild")
-	if out, err := exec.Command(goBin, "build", "-o", helper, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	goBin, helper, tmp := buildCommand(t)
 	lib, mod := filepath.Join(tmp, "lib"), filepath.Join(tmp, "gonb_test")
 	write := func(path, content string) {
 		t.Helper()
@@ -282,15 +271,7 @@ func TestSplitShell(t *testing.T) {
 // always the real go's, and the go command runs again only when something `go env` reads changed
 // (the names asked, a variable, a go.work appearing above the module).
 func TestGoEnvCache(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("GoNB's kernel runs on POSIX systems")
-	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	tmp := t.TempDir()
-	helper := filepath.Join(tmp, "cellbuild")
-	if out, err := exec.Command(goBin, "build", "-o", helper, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	goBin, helper, tmp := buildCommand(t)
 	calls := filepath.Join(tmp, "calls")
 	logging := filepath.Join(tmp, "logging-go")
 	script := "#!/bin/sh\necho \"$*\" >> '" + calls + "'\nexec '" + goBin + "' \"$@\"\n"
@@ -352,15 +333,7 @@ func TestGoEnvCache(t *testing.T) {
 // TestGetOffline: a `go get` that fails for want of a module offline says what to do; other
 // failures are the go command's alone.
 func TestGetOffline(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("GoNB's kernel runs on POSIX systems")
-	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	tmp := t.TempDir()
-	helper := filepath.Join(tmp, "cellbuild")
-	if out, err := exec.Command(goBin, "build", "-o", helper, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	goBin, helper, tmp := buildCommand(t)
 	mod := filepath.Join(tmp, "gonb_test")
 	if err := os.MkdirAll(mod, 0o755); err != nil {
 		t.Fatal(err)
@@ -397,4 +370,23 @@ func TestEnvRead(t *testing.T) {
 			t.Errorf("envRead(%q, %q) = %v, want %v", name, args, got, want)
 		}
 	}
+}
+
+// buildCommand builds this command for a test, into the temporary directory tmp, with goBin, the
+// go command of the toolchain running the test.
+func buildCommand(t *testing.T) (goBin, helper, tmp string) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("GoNB's kernel runs on POSIX systems")
+	}
+	goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	if out, err := exec.Command(goBin, "env", "GOROOT").Output(); err == nil {
+		goBin = filepath.Join(strings.TrimSpace(string(out)), "bin", "go")
+	}
+	tmp = t.TempDir()
+	helper = filepath.Join(tmp, "cellbuild")
+	if out, err := exec.Command(goBin, "build", "-o", helper, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return goBin, helper, tmp
 }
