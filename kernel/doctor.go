@@ -188,6 +188,9 @@ func kernelSpecCheck(e *env, py *python) check {
 		if thptools.Resident(have.Env[thptools.EnvVar]) {
 			c.Value += ", with a resident linker"
 		}
+		if thptools.Goimports(have.Env[thptools.EnvVar]) != "" {
+			c.Value += "; goimports reads the cell builder's go env"
+		}
 	}
 	shim, _ := os.ReadFile(filepath.Join(dir, "bin", "go"))
 	launcher, _ := os.ReadFile(filepath.Join(dir, "bin", launcherName))

@@ -82,7 +82,7 @@ func (e *env) thpToolsDir() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return thptools.Dir(cache, e.Go.GOROOT, e.Go.GOVERSION), nil
+	return thptools.Dir(cache, e.Go.GOROOT, e.Go.GOVERSION, pinFor(e.Go.GOVERSION).Goimports), nil
 }
 
 // cellBuildEnv is how every notebook cell builds, in the kernel spec's environment and in what
@@ -133,7 +133,8 @@ func wantNoXLA() bool { return backend.Choose().Name() == "go" }
 // and an edit under pkg/ shows at the next cell run (go build compiles the replaced directory from
 // source). Where setup built them, $ATTNBOOK_THP_TOOLS names the huge-page builds of the
 // toolchain's compile and link (kernel/internal/thptools), which the cell builder runs instead of
-// the stock ones.
+// the stock ones, and $PATH has the goimports built there (which reads the cell builder's answer
+// to its `go env` question instead of asking the go command) before the stock one.
 //
 // With ByFolder, argv[0] is bin/attnbook-kernel (folderLauncher): Jupyter starts a kernel in the
 // notebook's folder, and when that folder is inside an attnbook checkout the launcher sets
@@ -148,12 +149,13 @@ func newKernelSpec(o specOptions) kernelSpec {
 	if o.RawError {
 		argv = append(argv, "--raw_error")
 	}
-	pathList := strings.Join([]string{
-		filepath.Join(o.SpecDir, "bin"),
-		filepath.Join(o.GoRoot, "bin"),
-		o.ToolDir,
-		"${PATH}", // jupyter_client substitutes the server's own $PATH
-	}, string(os.PathListSeparator))
+	path := []string{filepath.Join(o.SpecDir, "bin")}
+	if goimports := thptools.Goimports(o.THPTools); goimports != "" {
+		path = append(path, filepath.Dir(goimports)) // before ToolDir's stock goimports
+	}
+	path = append(path, filepath.Join(o.GoRoot, "bin"), o.ToolDir,
+		"${PATH}") // jupyter_client substitutes the server's own $PATH
+	pathList := strings.Join(path, string(os.PathListSeparator))
 	env := map[string]string{
 		"PATH":                  pathList,
 		RootEnv:                 o.Root,

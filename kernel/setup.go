@@ -225,7 +225,7 @@ func buildTHPTools(ctx context.Context, e *env) (string, string, error) {
 	if err != nil {
 		return "skipped", "", fmt.Errorf("%w: %v: cells compile and link with the stock tools", errWarning, err)
 	}
-	built, err := thptools.Build(ctx, dir, e.Go.GoBinary())
+	built, err := thptools.Build(ctx, dir, e.Go.GoBinary(), pinFor(e.Go.GOVERSION).Goimports)
 	switch {
 	case errors.Is(err, thptools.ErrUnsupported):
 		return "skipped", fmt.Sprintf("%v: cells compile and link with the stock tools", err), nil

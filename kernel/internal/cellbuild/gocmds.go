@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/attnbook/attnbook/kernel/internal/goenvcache"
 )
 
 // goGetRecord, in the module's directory, is the state of the last `go get` that succeeded: the
@@ -125,28 +127,21 @@ func subset(a, b []string) bool {
 	return true
 }
 
-// goEnvCache, in the module's directory, holds the last `go env -json …` asked for: its key
-// (envKey) on the first line, then the go command's output.
-const goEnvCache = ".attnbook-go-env"
-
-// goEnv answers `go env -json NAME…`, which goimports runs before every cell (GoNB runs
-// goimports on each cell's code), from the last answer to the same question when nothing it
-// depends on changed: the names asked for, the go command, the directory, the variables it reads
-// (envRead), the go env file (`go env -w`) and the go.mod and go.work files from the directory
-// up. Anything else goes to the go command. It returns the exit code.
+// goEnv answers `go env -json NAME…`, which goimports runs before every cell where it does not
+// read the answer itself (the goimports setup builds for cells does: kernel/internal/thptools),
+// from the last answer to the same question when nothing it depends on changed (goenvcache).
+// Anything else goes to the go command. It returns the exit code.
 func goEnv(goBin string, args []string) int {
 	if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "-") && a != "-json" }) {
 		return passThrough(goBin, args...)
 	}
-	key, err := envKey(goBin, args)
+	key, err := goenvcache.CacheKey(args)
 	if err != nil {
 		return passThrough(goBin, args...)
 	}
-	if data, err := os.ReadFile(goEnvCache); err == nil {
-		if k, out, ok := strings.Cut(string(data), "\n"); ok && k == key {
-			os.Stdout.WriteString(out)
-			return 0
-		}
+	if out, ok := goenvcache.Cached(key); ok {
+		os.Stdout.Write(out)
+		return 0
 	}
 	cmd := exec.Command(goBin, args...)
 	var out bytes.Buffer
@@ -155,67 +150,9 @@ func goEnv(goBin string, args []string) int {
 		os.Stdout.Write(out.Bytes())
 		return exitCode(err)
 	}
-	trace("go env cache", writeFileAtomic(goEnvCache, key+"\n"+out.String()))
+	trace("go env cache", writeFileAtomic(goenvcache.CacheFile, key+"\n"+out.String()))
 	os.Stdout.Write(out.Bytes())
 	return 0
-}
-
-// envKey hashes what `go env` reads besides its arguments (see goEnv).
-func envKey(goBin string, args []string) (string, error) {
-	h := sha256.New()
-	cwd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	fmt.Fprintf(h, "%q %q %q\n", goBin, args, cwd)
-	env := os.Environ()
-	slices.Sort(env)
-	for _, kv := range env {
-		if name, _, _ := strings.Cut(kv, "="); envRead(name, args) {
-			fmt.Fprintf(h, "%q\n", kv)
-		}
-	}
-	var files []string
-	if f := goEnvFile(); f != "" {
-		files = append(files, f)
-	}
-	for dir := cwd; ; dir = filepath.Dir(dir) {
-		files = append(files, filepath.Join(dir, "go.mod"), filepath.Join(dir, "go.work"))
-		if filepath.Dir(dir) == dir {
-			break
-		}
-	}
-	sum, err := hashFiles(files...)
-	if err != nil {
-		return "", err
-	}
-	h.Write([]byte(sum))
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// envRead reports whether `go env` args may read the variable: the go command's own (GO*, CGO_*),
-// the tools it names (CC, …), where its settings live (HOME, XDG_CONFIG_HOME) and any asked for.
-func envRead(name string, args []string) bool {
-	switch name {
-	case "HOME", "XDG_CONFIG_HOME", "CC", "CXX", "FC", "AR", "PKG_CONFIG", "GCCGO":
-		return true
-	}
-	return strings.HasPrefix(name, "GO") || strings.HasPrefix(name, "CGO_") || slices.Contains(args, name)
-}
-
-// goEnvFile is where `go env -w` writes ($GOENV, else os.UserConfigDir()/go/env), or "" for none.
-func goEnvFile() string {
-	if f, ok := os.LookupEnv("GOENV"); ok {
-		if f == "off" {
-			return ""
-		}
-		return f
-	}
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(dir, "go", "env")
 }
 
 // hashFiles hashes the files' names and contents; a missing file counts as empty.

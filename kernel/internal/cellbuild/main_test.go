@@ -360,18 +360,6 @@ func TestGetOffline(t *testing.T) {
 	}
 }
 
-func TestEnvRead(t *testing.T) {
-	args := []string{"env", "-json", "GOMOD", "TERM"}
-	for name, want := range map[string]bool{
-		"GOFLAGS": true, "GOWORK": true, "CGO_CFLAGS": true, "HOME": true, "CC": true, "TERM": true,
-		"PWD": false, "HYPERFINE_RANDOMIZED_ENVIRONMENT_OFFSET": false, "LANG": false,
-	} {
-		if got := envRead(name, args); got != want {
-			t.Errorf("envRead(%q, %q) = %v, want %v", name, args, got, want)
-		}
-	}
-}
-
 // buildCommand builds this command for a test, into the temporary directory tmp, with goBin, the
 // go command of the toolchain running the test.
 func buildCommand(t *testing.T) (goBin, helper, tmp string) {

@@ -35,7 +35,7 @@ func TestLink(t *testing.T) {
 	goroot, toolDir, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	goBin = filepath.Join(goroot, "bin", "go")
 	tools := filepath.Join(t.TempDir(), "tools")
-	if _, err := thptools.Build(context.Background(), tools, goBin); err != nil {
+	if _, err := thptools.Build(context.Background(), tools, goBin, ""); err != nil {
 		t.Fatal(err)
 	}
 	if !thptools.Resident(tools) {

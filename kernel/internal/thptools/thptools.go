@@ -31,6 +31,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/attnbook/attnbook/kernel/internal/goenvcache"
 	"github.com/attnbook/attnbook/kernel/internal/linkd"
 	"github.com/attnbook/attnbook/kernel/internal/srcedit"
 )
@@ -87,10 +88,10 @@ func Patch(goroot string) (map[string][]byte, error) {
 }
 
 // goEnv is what Build needs to know of the go command.
-type goEnv struct{ GOROOT, GOVERSION, GOTOOLDIR, GOHOSTOS string }
+type goEnv struct{ GOROOT, GOVERSION, GOTOOLDIR, GOHOSTOS, GOMODCACHE string }
 
 func readGoEnv(ctx context.Context, goBinary string) (g goEnv, err error) {
-	out, err := exec.CommandContext(ctx, goBinary, "env", "-json", "GOROOT", "GOVERSION", "GOTOOLDIR", "GOHOSTOS").Output()
+	out, err := exec.CommandContext(ctx, goBinary, "env", "-json", "GOROOT", "GOVERSION", "GOTOOLDIR", "GOHOSTOS", "GOMODCACHE").Output()
 	if err != nil {
 		return g, fmt.Errorf("thptools: %s env: %w", goBinary, err)
 	}
@@ -99,12 +100,17 @@ func readGoEnv(ctx context.Context, goBinary string) (g goEnv, err error) {
 }
 
 // Dir is where Build puts the tools for the toolchain at goroot (of version goVersion, "go1.27.3")
-// under cacheDir: one directory per toolchain and patch.
-func Dir(cacheDir, goroot, goVersion string) string {
+// and goimports of GoimportsModule at goimportsVersion ("" for none) under cacheDir: one directory
+// per toolchain, goimports version and patch.
+func Dir(cacheDir, goroot, goVersion, goimportsVersion string) string {
 	h := sha256.New()
 	h.Write([]byte(goroot + "\n"))
-	for _, p := range patches {
+	for _, p := range append(patches, importsPatch) {
 		fmt.Fprintf(h, "%s %q\n", p.File, p.With)
+	}
+	if goimportsVersion != "" {
+		fmt.Fprintf(h, "goimports %s\n", goimportsVersion)
+		h.Write(goenvcache.Source)
 	}
 	if files, err := linkd.Overlay(goroot); err == nil {
 		names := slices.Sorted(maps.Keys(files))
@@ -155,10 +161,11 @@ func Lookup(dir, path string) string {
 }
 
 // Build builds Tools for goBinary's toolchain into dir (Dir of the cache, that toolchain's GOROOT and
-// version), unless they are there already, and reports whether it built them. It needs no network:
-// cmd/compile and cmd/link are in GOROOT with their dependencies (~2 min on 2 cores the first
-// time, seconds from the build cache after that).
-func Build(ctx context.Context, dir, goBinary string) (bool, error) {
+// version, and goimportsVersion), and goimports from GoimportsModule at goimportsVersion unless
+// that is "", unless they are there already, and reports whether it built them. It needs no
+// network: cmd/compile and cmd/link are in GOROOT with their dependencies (~2 min on 2 cores the
+// first time, seconds from the build cache after that), and x/tools must be in the module cache.
+func Build(ctx context.Context, dir, goBinary, goimportsVersion string) (bool, error) {
 	g, err := readGoEnv(ctx, goBinary)
 	if err != nil {
 		return false, err
@@ -166,7 +173,7 @@ func Build(ctx context.Context, dir, goBinary string) (bool, error) {
 	if g.GOHOSTOS != "linux" || runtime.GOOS != "linux" {
 		return false, fmt.Errorf("%w: transparent huge pages are Linux's", ErrUnsupported)
 	}
-	if Ready(dir) {
+	if Ready(dir) && (goimportsVersion == "" || Goimports(dir) != "") {
 		return false, nil
 	}
 	files, err := Patch(g.GOROOT)
@@ -200,7 +207,10 @@ func Build(ctx context.Context, dir, goBinary string) (bool, error) {
 		}
 		replace[filepath.Join(g.GOROOT, "src", name)] = file
 	}
-	ov, _ := json.Marshal(map[string]map[string]string{"Replace": replace})
+	ov, err := overlayJSON(replace)
+	if err != nil {
+		return false, err
+	}
 	if err := os.WriteFile(overlay, ov, 0o644); err != nil {
 		return false, err
 	}
@@ -211,17 +221,15 @@ func Build(ctx context.Context, dir, goBinary string) (bool, error) {
 	}
 	cmd := exec.CommandContext(ctx, goBinary, args...)
 	cmd.Dir = tmp
-	// As the release's tools are built: this toolchain, no experiment (a tool checks its own version
-	// against the go command's), no cgo, no user GOFLAGS. The go command refuses an overlay of files
-	// inside GOMODCACHE, where a downloaded toolchain lives; building cmd/ needs no module, so an
-	// empty module cache of its own does.
-	cmd.Env = append(withoutGoVars(os.Environ()), "GOTOOLCHAIN=local", "GOROOT="+g.GOROOT, "GOFLAGS=",
-		"GOEXPERIMENT=", "CGO_ENABLED=0", "GOMODCACHE="+filepath.Join(tmp, "modcache"), "GOWORK=off", "GO111MODULE=")
-	if goCache := os.Getenv("GOCACHE"); goCache != "" {
-		cmd.Env = append(cmd.Env, "GOCACHE="+goCache)
-	}
+	// Building cmd/ needs no module: an empty module cache of its own does.
+	cmd.Env = append(toolBuildEnv(g, filepath.Join(tmp, "modcache")), "GOFLAGS=")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return false, fmt.Errorf("thptools: go %s: %w\n%s", strings.Join(args, " "), err, msg)
+	}
+	if goimportsVersion != "" {
+		if err := buildGoimports(ctx, g, goimportsVersion, tmp, bin, replace); err != nil {
+			return false, err
+		}
 	}
 	for _, t := range Tools {
 		want, err := version(ctx, filepath.Join(g.GOTOOLDIR, t))
@@ -251,6 +259,24 @@ func Build(ctx context.Context, dir, goBinary string) (bool, error) {
 func version(ctx context.Context, tool string) (string, error) {
 	out, err := exec.CommandContext(ctx, tool, "-V=full").Output()
 	return strings.TrimSpace(string(out)), err
+}
+
+// toolBuildEnv is the environment tools are built in, as the release's are: this toolchain, no
+// experiment (a tool checks its own version against the go command's), no cgo, no user GOFLAGS
+// (the caller sets it), and modcache as the module cache: the go command refuses an overlay of
+// files inside GOMODCACHE, where a downloaded toolchain lives.
+func toolBuildEnv(g goEnv, modcache string) []string {
+	env := append(withoutGoVars(os.Environ()), "GOTOOLCHAIN=local", "GOROOT="+g.GOROOT,
+		"GOEXPERIMENT=", "CGO_ENABLED=0", "GOMODCACHE="+modcache, "GOWORK=off", "GO111MODULE=")
+	if goCache := os.Getenv("GOCACHE"); goCache != "" {
+		env = append(env, "GOCACHE="+goCache)
+	}
+	return env
+}
+
+// overlayJSON is the go command's -overlay file replacing each file (by absolute path) with another.
+func overlayJSON(replace map[string]string) ([]byte, error) {
+	return json.Marshal(map[string]map[string]string{"Replace": replace})
 }
 
 // withoutGoVars drops the GO* and CGO_* variables (GOCACHE is put back by the caller).

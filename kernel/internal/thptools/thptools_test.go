@@ -3,6 +3,7 @@ package thptools
 import (
 	"bytes"
 	"context"
+	"debug/buildinfo"
 	"errors"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/attnbook/attnbook/kernel/internal/goenvcache"
 )
 
 // goBinary is the go command of the toolchain running the test.
@@ -88,12 +91,16 @@ func TestBuild(t *testing.T) {
 	ctx := context.Background()
 	goBin := goBinary(t)
 	dir := filepath.Join(t.TempDir(), "tools")
-	built, err := Build(ctx, dir, goBin)
+	stockGoimports, goimportsVersion := installedGoimports(t)
+	built, err := Build(ctx, dir, goBin, goimportsVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !built || !Ready(dir) {
-		t.Fatalf("Build: built %v, Ready %v", built, Ready(dir))
+	if !built || !Ready(dir) || (goimportsVersion != "") != (Goimports(dir) != "") {
+		t.Fatalf("Build: built %v, Ready %v, goimports %q", built, Ready(dir), Goimports(dir))
+	}
+	if goimportsVersion != "" {
+		t.Run("goimports", func(t *testing.T) { testGoimports(t, goBin, stockGoimports, Goimports(dir)) })
 	}
 	g, err := readGoEnv(ctx, goBin)
 	if err != nil {
@@ -139,5 +146,101 @@ func TestBuild(t *testing.T) {
 	}
 	if got, err := exec.Command(filepath.Join(prog, "main")).Output(); err != nil || string(got) != "hello\n" {
 		t.Errorf("program built by the huge-page tools printed %q (%v)", got, err)
+	}
+}
+
+// installedGoimports is the goimports `kernel setup` installs (in $GOBIN, else $GOPATH/bin) and
+// the x/tools version it was built from; none (a skip, a failure with CI=true) outside setup.
+func installedGoimports(t *testing.T) (path, version string) {
+	t.Helper()
+	out, err := exec.Command(goBinary(t), "env", "GOBIN", "GOPATH").Output()
+	if err == nil {
+		gobin, gopath, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+		if gobin == "" {
+			gobin = filepath.Join(strings.Split(gopath, string(os.PathListSeparator))[0], "bin")
+		}
+		path = filepath.Join(gobin, "goimports")
+		if info, err := buildinfo.ReadFile(path); err == nil && info.Main.Path == GoimportsModule {
+			return path, info.Main.Version
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("no goimports built from %s at %s (go run ./kernel setup installs it)", GoimportsModule, path)
+	}
+	t.Log("SKIPPING the goimports build: no goimports installed by `go run ./kernel setup`")
+	return "", ""
+}
+
+// testGoimports: the built goimports writes what the stock one writes, and asks the go command
+// for its variables only when the cell builder's answer (goenvcache) is missing or not current.
+func testGoimports(t *testing.T, goBin, stock, built string) {
+	tmp := t.TempDir()
+	mod, bin := filepath.Join(tmp, "gonb_test"), filepath.Join(tmp, "bin")
+	for _, d := range []string{mod, bin} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := filepath.Join(tmp, "calls")
+	files := map[string]string{
+		filepath.Join(mod, "go.mod"): "module gonb_test\n\ngo 1.22\n",
+		filepath.Join(bin, "go"):     "#!/bin/sh\necho \"$*\" >> '" + calls + "'\nexec '" + goBin + "' \"$@\"\n",
+	}
+	for name, data := range files {
+		if err := os.WriteFile(name, []byte(data), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(mod)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	const src = "package main\n\nimport \"os\"\n\nfunc main() { fmt.Println(strings.ToUpper(\"x\")) }\n"
+	run := func(goimports string) string {
+		t.Helper()
+		if err := os.WriteFile("main.go", []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(goimports, "-w", "main.go").CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", goimports, err, out)
+		}
+		out, err := os.ReadFile("main.go")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	goCalls := func() []string {
+		data, _ := os.ReadFile(calls)
+		return strings.Split(strings.TrimSpace(string(data)), "\n")
+	}
+	want := run(stock)
+	if !strings.Contains(want, `"strings"`) || strings.Contains(want, `"os"`) {
+		t.Fatalf("the stock goimports wrote:\n%s", want)
+	}
+	if got := run(built); got != want {
+		t.Errorf("the built goimports wrote:\n%s\nthe stock one:\n%s", got, want)
+	}
+	asked := goCalls()
+	if len(asked) != 2 || asked[1] != asked[0] || !strings.HasPrefix(asked[0], "env -json ") {
+		t.Fatalf("with no answer stored, the go command ran: %q; want the stock goimports' go env twice", asked)
+	}
+	// What the cell builder stores when it answers that go env.
+	args := strings.Fields(asked[0])
+	key, err := goenvcache.CacheKey(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, err := exec.Command(goBin, args...).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(goenvcache.CacheFile, []byte(key+"\n"+string(answer)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := run(built); got != want || len(goCalls()) != 2 {
+		t.Errorf("with the answer stored, the built goimports wrote:\n%s\nand the go command ran %d times, want 2", got, len(goCalls()))
+	}
+	t.Setenv("GOFLAGS", "-mod=mod")
+	if got := run(built); got != want || len(goCalls()) != 3 {
+		t.Errorf("with GOFLAGS changed, the built goimports wrote:\n%s\nand the go command ran %d times, want 3", got, len(goCalls()))
 	}
 }
