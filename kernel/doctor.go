@@ -192,16 +192,21 @@ func kernelSpecCheck(e *env, py *python) check {
 			c.Value += "; goimports reads the cell builder's go env"
 		}
 	}
-	shim, _ := os.ReadFile(filepath.Join(dir, "bin", "go"))
-	launcher, _ := os.ReadFile(filepath.Join(dir, "bin", launcherName))
+	current := reflect.DeepEqual(*have, want)
+	if files, err := specFiles(o, e.Go.GoBinary()); err == nil {
+		for name, f := range files {
+			if name != "kernel.json" && !f.current(filepath.Join(dir, name)) {
+				current = false
+			}
+		}
+	}
 	switch {
 	case have.Argv[0] != want.Argv[0]:
 		c.Problem = "it serves one checkout for every notebook (written by an older attnbook): go run ./kernel setup"
-	case !reflect.DeepEqual(*have, want) || string(shim) != goShim(e.Go.GoBinary(), filepath.Join(dir, "bin", cellBuildName)) ||
-		string(launcher) != folderLauncher(filepath.Join(o.ToolDir, "gonb")):
+	case !current:
 		c.Problem = "it is out of date: go run ./kernel setup"
 	case !executable(filepath.Join(dir, "bin", cellBuildName)):
-		c.Problem = "bin/" + cellBuildName + " is missing (cells build slower): go run ./kernel setup"
+		c.Problem = "bin/" + cellBuildName + " is missing (bin/go is a link to it: cells cannot build): go run ./kernel setup"
 	}
 	return c
 }

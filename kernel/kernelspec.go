@@ -24,6 +24,8 @@ const (
 	KernelDisplayName = "Go (attnbook)"
 	// RootEnv tells the kernel (and notebooks) where the repository is.
 	RootEnv = "ATTNBOOK_ROOT"
+	// goEnvVar names the go command cells build with, for bin/go (kernel/internal/cellbuild's shim).
+	goEnvVar = "ATTNBOOK_GO"
 	// pseudoVersion is the version a replaced, never-published module is required at.
 	pseudoVersion = "v0.0.0-00010101000000-000000000000"
 )
@@ -121,14 +123,15 @@ func wantNoXLA() bool { return backend.Choose().Name() == "go" }
 // newKernelSpec builds the kernel.json content.
 //
 // Wiring: GoNB starts each kernel by running `go mod init gonb_<id>` in a fresh temporary module.
-// The spec puts bin/ of the spec directory first on $PATH; there a small `go` shim (goShim) runs
-// that one command and then adds `require github.com/attnbook/attnbook v0.0.0-…` and
-// `replace github.com/attnbook/attnbook => $ATTNBOOK_ROOT`, and copies the repository's go.sum and
-// requirements (so a cell importing GoMLX or gonbui directly changes neither go.mod nor go.sum,
-// which would send its build and the next one through the go command: see goShim).
-// GoNB's `go get`, `go env -json …` (from goimports) and `go build -o BIN` of a cell go to
-// bin/attnbook-cellbuild (kernel/internal/cellbuild), which skips the go command when it could not
-// change anything; every other go command passes straight through to $GOROOT/bin/go. So every
+// The spec puts bin/ of the spec directory first on $PATH; there `go` (goShimName) hands that one
+// command to a small script (goShim), which runs it and then adds `require
+// github.com/attnbook/attnbook v0.0.0-…` and `replace github.com/attnbook/attnbook =>
+// $ATTNBOOK_ROOT`, and copies the repository's go.sum and requirements (so a cell importing GoMLX
+// or gonbui directly changes neither go.mod nor go.sum, which would send its build and the next
+// one through the go command). GoNB's `go get`, `go env -json …` (from goimports) and
+// `go build -o BIN` of a cell are run by bin/go itself, the cell builder
+// (kernel/internal/cellbuild), which skips the go command ($ATTNBOOK_GO) when it could not change
+// anything; every other go command passes straight through to $GOROOT/bin/go. So every
 // notebook imports this repository's packages from its first cell, with nothing in the notebook,
 // and an edit under pkg/ shows at the next cell run (go build compiles the replaced directory from
 // source). Where setup built them, $ATTNBOOK_THP_TOOLS names the huge-page builds of the
@@ -159,6 +162,7 @@ func newKernelSpec(o specOptions) kernelSpec {
 	env := map[string]string{
 		"PATH":                  pathList,
 		RootEnv:                 o.Root,
+		goEnvVar:                filepath.Join(o.GoRoot, "bin", "go"),
 		"GOMLX_NO_AUTO_INSTALL": "1", // GoMLX must never download a PJRT plugin at run time
 		// Nor the go command a module: GoNB runs `go get` whenever a cell imports a package no
 		// cell imported before, and online that asks the module proxy about every required module
@@ -197,28 +201,27 @@ func newKernelSpec(o specOptions) kernelSpec {
 // cell's `go get`, `go env -json …` and `go build -o BIN` (setup and run build it).
 const cellBuildName = "attnbook-cellbuild"
 
-// goShim is bin/go in the kernel spec directory; see newKernelSpec. Besides wiring the module in,
-// it hands the go commands GoNB runs for every cell in its module — `go get`, goimports'
-// `go env -json …` and `go build -o BIN` — to cellBuild (when that is executable), which skips
-// what the last run already did (kernel/internal/cellbuild says when). Only builtins run before
-// that hand-off: each process started costs 5–15 ms on the slow virtual machines docs/notebooks.md
-// describes, and the shell version of the `go get` check started ten.
-func goShim(goBinary, cellBuild string) string {
+// goShimName is the kernel spec's bin/go, first on the kernel's $PATH: a link to the cell
+// builder (cellBuildName), which runs the go commands GoNB runs for every cell in its module
+// itself — `go get`, goimports' `go env -json …` and `go build -o BIN` — skipping what the last
+// run already did (kernel/internal/cellbuild says when), with $ATTNBOOK_GO as the go command, and
+// hands every other go command to goWireName. Each process started costs 5–15 ms on the slow
+// virtual machines docs/notebooks.md describes: a cell's go commands start no shell.
+const goShimName = "go"
+
+// goWireName is the script goShim is, beside the cell builder in the spec's bin/.
+const goWireName = "go-wire"
+
+// goShim is the script bin/go-wire: it wires GoNB's new module in and passes every other go
+// command to the go command. See newKernelSpec and goShimName.
+func goShim(goBinary string) string {
 	return fmt.Sprintf(`#!/bin/sh
-# Written by 'go run ./kernel setup' (attnbook). GoNB runs 'go mod init gonb_<id>' once per
-# kernel in its temporary module; right after it, wire the attnbook repository ($%[2]s) in, with
-# its requirements and go.sum, so that no cell's 'go get' has a module to add.
-# For every cell GoNB runs 'go get', goimports (which runs 'go env -json ...') and
-# 'go build -o BIN' there: those go to attnbook-cellbuild, which skips what the last run already
-# did. Every other go command goes straight to the real go.
+# Written by 'go run ./kernel setup' (attnbook); bin/go (the cell builder) runs it for every go
+# command but those GoNB runs for each cell. GoNB runs 'go mod init gonb_<id>' once per kernel in
+# its temporary module; right after it, wire the attnbook repository ($%[2]s) in, with its
+# requirements and go.sum, so that no cell's 'go get' has a module to add. Every other go command
+# goes straight to the real go.
 GO=%[1]s
-CELLBUILD=%[5]s
-if [ -n "$GONB_TMP_DIR" ] && [ -x "$CELLBUILD" ] && [ -f go.mod ] && IFS= read -r module < go.mod; then
-	case "$module $#:$1 $2" in
-	"module gonb_"*" 3:build -o" | "module gonb_"*" 1:get " | "module gonb_"*":env -json")
-		exec "$CELLBUILD" "$GO" "$@" ;;
-	esac
-fi
 if [ "$#" -eq 3 ] && [ "$1" = mod ] && [ "$2" = init ] && [ -n "$GONB_TMP_DIR" ] && [ -n "$%[2]s" ]; then
 	case "$3" in gonb_*)
 		"$GO" "$@" || exit
@@ -228,7 +231,7 @@ if [ "$#" -eq 3 ] && [ "$1" = mod ] && [ "$2" = init ] && [ -n "$GONB_TMP_DIR" ]
 	esac
 fi
 exec "$GO" "$@"
-`, shellQuote(goBinary), RootEnv, Module, pseudoVersion, shellQuote(cellBuild))
+`, shellQuote(goBinary), RootEnv, Module, pseudoVersion)
 }
 
 // launcherName is the folder launcher's file name in the spec's bin/.
@@ -261,10 +264,12 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// specFiles is the content of a kernel spec directory: file name → (content, mode).
+// specFile is a file of a kernel spec directory: its content and mode, or, where link is set, a
+// symbolic link to link.
 type specFile struct {
 	content []byte
 	mode    os.FileMode
+	link    string
 }
 
 func specFiles(o specOptions, goBinary string) (map[string]specFile, error) {
@@ -273,12 +278,13 @@ func specFiles(o specOptions, goBinary string) (map[string]specFile, error) {
 		return nil, err
 	}
 	files := map[string]specFile{
-		"kernel.json":  {append(js, '\n'), 0o644},
-		"logo-svg.svg": {[]byte(logoSVG), 0o644},
-		"bin/go":       {[]byte(goShim(goBinary, filepath.Join(o.SpecDir, "bin", cellBuildName))), 0o755},
+		"kernel.json":  {content: append(js, '\n'), mode: 0o644},
+		"logo-svg.svg": {content: []byte(logoSVG), mode: 0o644},
+		"bin/" + goShimName: {link: cellBuildName},
+		"bin/" + goWireName: {content: []byte(goShim(goBinary)), mode: 0o755},
 	}
 	if o.ByFolder {
-		files["bin/"+launcherName] = specFile{[]byte(folderLauncher(filepath.Join(o.ToolDir, "gonb"))), 0o755}
+		files["bin/"+launcherName] = specFile{content: []byte(folderLauncher(filepath.Join(o.ToolDir, "gonb"))), mode: 0o755}
 	}
 	return files, nil
 }
@@ -292,20 +298,21 @@ func writeSpecDir(o specOptions, goBinary string) (changed bool, err error) {
 	}
 	for name, f := range files {
 		path := filepath.Join(o.SpecDir, name)
-		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, f.content) {
-			if st, err := os.Stat(path); err == nil && st.Mode().Perm() == f.mode {
-				continue
-			}
+		if f.current(path) {
+			continue
 		}
 		changed = true
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return changed, err
 		}
 		tmp := path + ".tmp"
-		if err := os.WriteFile(tmp, f.content, f.mode); err != nil {
-			return changed, err
+		os.Remove(tmp)
+		if f.link != "" {
+			err = os.Symlink(f.link, tmp)
+		} else if err = os.WriteFile(tmp, f.content, f.mode); err == nil {
+			err = os.Chmod(tmp, f.mode)
 		}
-		if err := os.Chmod(tmp, f.mode); err != nil {
+		if err != nil {
 			return changed, err
 		}
 		if err := os.Rename(tmp, path); err != nil {
@@ -315,7 +322,21 @@ func writeSpecDir(o specOptions, goBinary string) (changed bool, err error) {
 	return changed, nil
 }
 
-// buildCellBuild builds kernel/internal/cellbuild (standard library only) into specDir's bin/.
+// current reports whether path is f already.
+func (f specFile) current(path string) bool {
+	if f.link != "" {
+		target, err := os.Readlink(path)
+		return err == nil && target == f.link
+	}
+	st, err := os.Lstat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm() != f.mode {
+		return false
+	}
+	old, err := os.ReadFile(path)
+	return err == nil && bytes.Equal(old, f.content)
+}
+
+// buildCellBuild builds kernel/internal/cellbuild into specDir's bin/ (bin/go links to it).
 func buildCellBuild(ctx context.Context, e *env, specDir string) error {
 	cmd := exec.CommandContext(ctx, e.Go.GoBinary(), "build", "-o", filepath.Join(specDir, "bin", cellBuildName), "./kernel/internal/cellbuild")
 	cmd.Dir = e.Root

@@ -34,6 +34,7 @@ func TestKernelSpecJSON(t *testing.T) {
 		"env": map[string]any{
 			"PATH":                  "/home/u/.local/share/jupyter/kernels/attnbook/bin:/usr/local/go/bin:/home/u/go/bin:${PATH}",
 			"ATTNBOOK_ROOT":         "/src/attnbook",
+			"ATTNBOOK_GO":           "/usr/local/go/bin/go",
 			"GOMLX_NO_AUTO_INSTALL": "1",
 			"GOPROXY":               "off",
 			"GOTRACEBACK":           "none",
@@ -45,8 +46,8 @@ func TestKernelSpecJSON(t *testing.T) {
 	if string(gotJS) != string(wantJS) {
 		t.Errorf("kernel.json:\n%s\nwant:\n%s", gotJS, wantJS)
 	}
-	if files["bin/go"].mode != 0o755 {
-		t.Errorf("bin/go mode %v, want executable", files["bin/go"].mode)
+	if files["bin/go"].link != cellBuildName || files["bin/go-wire"].mode != 0o755 {
+		t.Errorf("bin/go links to %q, bin/go-wire has mode %v; want the cell builder and executable", files["bin/go"].link, files["bin/go-wire"].mode)
 	}
 
 	o.NoXLA = true
@@ -76,11 +77,23 @@ func TestWriteSpecDirIsIdempotent(t *testing.T) {
 			t.Fatalf("write %d: changed=%v err=%v, want changed=%v", i, changed, err, want)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(o.SpecDir, "bin", "go"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(o.SpecDir, "bin", "go-wire"), []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if changed, err := writeSpecDir(o, "/usr/local/go/bin/go"); err != nil || !changed {
-		t.Errorf("after editing bin/go: changed=%v err=%v, want a rewrite", changed, err)
+		t.Errorf("after editing bin/go-wire: changed=%v err=%v, want a rewrite", changed, err)
+	}
+	if err := os.Remove(filepath.Join(o.SpecDir, "bin", "go")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("elsewhere", filepath.Join(o.SpecDir, "bin", "go")); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := writeSpecDir(o, "/usr/local/go/bin/go"); err != nil || !changed {
+		t.Errorf("after pointing bin/go elsewhere: changed=%v err=%v, want a rewrite", changed, err)
+	}
+	if target, err := os.Readlink(filepath.Join(o.SpecDir, "bin", "go")); err != nil || target != cellBuildName {
+		t.Errorf("bin/go -> %q (%v), want %s", target, err, cellBuildName)
 	}
 	o.Root = "/elsewhere"
 	if changed, _ := writeSpecDir(o, "/usr/local/go/bin/go"); !changed {
@@ -114,7 +127,7 @@ func shimPrereqs(t *testing.T) (goBin, root string) {
 func TestGoShim(t *testing.T) {
 	goBin, root := shimPrereqs(t)
 	shim := filepath.Join(t.TempDir(), "go")
-	if err := os.WriteFile(shim, []byte(goShim(goBin, "")), 0o755); err != nil {
+	if err := os.WriteFile(shim, []byte(goShim(goBin)), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	run := func(dir string, env []string, args ...string) string {
@@ -221,22 +234,15 @@ func TestGoShimSkipsRepeatedGoGet(t *testing.T) {
 	log := filepath.Join(bin, "calls")
 	logging := filepath.Join(bin, "logging-go")
 	writeFile(t, logging, "#!/bin/sh\necho \"$*\" >> "+shellQuote(log)+"\nexec "+shellQuote(goBin)+" \"$@\"\n")
-	cellBuild := filepath.Join(bin, cellBuildName)
-	if out, err := exec.Command(goBin, "build", "-o", cellBuild, "./internal/cellbuild").CombinedOutput(); err != nil {
-		t.Fatalf("building the cell builder: %v\n%s", err, out)
+	if err := os.Chmod(logging, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	shim := filepath.Join(bin, "go")
-	writeFile(t, shim, goShim(logging, cellBuild))
-	for _, f := range []string{logging, shim} {
-		if err := os.Chmod(f, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	shim := specBin(t, bin, goShim(logging))
 	tmp := filepath.Join(t.TempDir(), "gonb_5678abcd")
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	env := append(os.Environ(), "GONB_TMP_DIR="+tmp, RootEnv+"="+root, "GOFLAGS=-mod=mod", "GOPROXY=off")
+	env := append(os.Environ(), "GONB_TMP_DIR="+tmp, RootEnv+"="+root, goEnvVar+"="+logging, "GOFLAGS=-mod=mod", "GOPROXY=off")
 	goGet := func() error {
 		cmd := exec.Command(shim, "get")
 		cmd.Dir, cmd.Env = tmp, env
@@ -405,57 +411,72 @@ func TestAttnbookSpecs(t *testing.T) {
 	}
 }
 
+// specBin lays out a kernel spec's bin/ in dir as specFiles does — go, a link to the cell builder
+// (built from this checkout), and the script go-wire with the given content — and returns bin/go.
+func specBin(t *testing.T, dir, goWire string) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go on PATH")
+	}
+	if out, err := exec.Command(goBin, "build", "-o", filepath.Join(dir, cellBuildName), "./internal/cellbuild").CombinedOutput(); err != nil {
+		t.Fatalf("building the cell builder: %v\n%s", err, out)
+	}
+	writeFile(t, filepath.Join(dir, goWireName), goWire)
+	if err := os.Chmod(filepath.Join(dir, goWireName), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(cellBuildName, filepath.Join(dir, goShimName)); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, goShimName)
+}
+
 // TestGoShimHandsCellBuildsToCellBuild: GoNB's `go build -o BIN`, `go get` and goimports'
-// `go env -json …` in its module go to the cell builder; the same with other arguments, outside a
-// GoNB module, or with no cell builder go to go.
+// `go env -json …` in its module are the cell builder's (bin/go), which runs them with
+// $ATTNBOOK_GO; the same with other arguments, outside a GoNB module, or without $ATTNBOOK_GO go
+// to bin/go-wire.
 func TestGoShimHandsCellBuildsToCellBuild(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the shim is a POSIX shell script")
 	}
 	bin := t.TempDir()
-	fakeGo, cellBuild := filepath.Join(bin, "real-go"), filepath.Join(bin, cellBuildName)
+	fakeGo := filepath.Join(t.TempDir(), "real-go")
 	writeFile(t, fakeGo, "#!/bin/sh\necho go \"$@\"\n")
-	writeFile(t, cellBuild, "#!/bin/sh\necho cellbuild \"$@\"\n")
-	shim := filepath.Join(bin, "go")
-	writeFile(t, shim, goShim(fakeGo, cellBuild))
-	for _, f := range []string{fakeGo, cellBuild, shim} {
-		if err := os.Chmod(f, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.Chmod(fakeGo, 0o755); err != nil {
+		t.Fatal(err)
 	}
+	shim := specBin(t, bin, "#!/bin/sh\necho wire \"$@\"\n")
 	gonbMod, otherMod := t.TempDir(), t.TempDir()
 	writeFile(t, filepath.Join(gonbMod, "go.mod"), "module gonb_1234abcd\n")
 	writeFile(t, filepath.Join(otherMod, "go.mod"), "module example.com/x\n")
 	for _, tc := range []struct {
-		dir, tmpDir string
-		args        []string
-		want        string
+		dir, tmpDir, goVar string
+		args               []string
+		want               string
 	}{
-		{gonbMod, gonbMod, []string{"build", "-o", "/t/gonb_1234abcd"}, "cellbuild " + fakeGo + " build -o /t/gonb_1234abcd"},
-		{gonbMod, gonbMod, []string{"get"}, "cellbuild " + fakeGo + " get"},
-		{gonbMod, gonbMod, []string{"env", "-json", "GOMOD", "GOROOT"}, "cellbuild " + fakeGo + " env -json GOMOD GOROOT"},
-		{gonbMod, gonbMod, []string{"build", "-o", "/t/b", "-race"}, "go build -o /t/b -race"},
-		{gonbMod, gonbMod, []string{"test", "-c", "-o", "/t/b"}, "go test -c -o /t/b"},
-		{gonbMod, gonbMod, []string{"get", "-u"}, "go get -u"},
-		{gonbMod, gonbMod, []string{"env", "GOROOT"}, "go env GOROOT"},
-		{gonbMod, "", []string{"build", "-o", "/t/b"}, "go build -o /t/b"},
-		{gonbMod, "", []string{"get"}, "go get"},
-		{otherMod, otherMod, []string{"build", "-o", "/t/b"}, "go build -o /t/b"},
-		{otherMod, otherMod, []string{"get"}, "go get"},
-		{otherMod, otherMod, []string{"env", "-json", "GOMOD"}, "go env -json GOMOD"},
+		{gonbMod, gonbMod, fakeGo, []string{"build", "-o", "/t/gonb_1234abcd"}, "go build -o /t/gonb_1234abcd"},
+		{gonbMod, gonbMod, fakeGo, []string{"get"}, "go get"},
+		{gonbMod, gonbMod, fakeGo, []string{"env", "-json", "GOMOD", "GOROOT"}, "go env -json GOMOD GOROOT"},
+		{gonbMod, gonbMod, fakeGo, []string{"build", "-o", "/t/b", "-race"}, "wire build -o /t/b -race"},
+		{gonbMod, gonbMod, fakeGo, []string{"test", "-c", "-o", "/t/b"}, "wire test -c -o /t/b"},
+		{gonbMod, gonbMod, fakeGo, []string{"get", "-u"}, "wire get -u"},
+		{gonbMod, gonbMod, fakeGo, []string{"env", "GOROOT"}, "wire env GOROOT"},
+		{gonbMod, gonbMod, fakeGo, []string{"mod", "init", "gonb_1234abcd"}, "wire mod init gonb_1234abcd"},
+		{gonbMod, gonbMod, "", []string{"get"}, "wire get"},
+		{gonbMod, "", fakeGo, []string{"build", "-o", "/t/b"}, "wire build -o /t/b"},
+		{gonbMod, "", fakeGo, []string{"get"}, "wire get"},
+		{otherMod, otherMod, fakeGo, []string{"build", "-o", "/t/b"}, "wire build -o /t/b"},
+		{otherMod, otherMod, fakeGo, []string{"get"}, "wire get"},
+		{otherMod, otherMod, fakeGo, []string{"env", "-json", "GOMOD"}, "wire env -json GOMOD"},
 	} {
 		cmd := exec.Command(shim, tc.args...)
 		cmd.Dir = tc.dir
-		cmd.Env = append(os.Environ(), "GONB_TMP_DIR="+tc.tmpDir)
+		cmd.Env = append(os.Environ(), "GONB_TMP_DIR="+tc.tmpDir, goEnvVar+"="+tc.goVar)
 		out, err := cmd.CombinedOutput()
-		if got := strings.TrimSpace(string(out)); err != nil || got != tc.want {
-			t.Errorf("shim %q in %s (GONB_TMP_DIR=%q): %q, %v; want %q", tc.args, tc.dir, tc.tmpDir, got, err, tc.want)
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if got := lines[len(lines)-1]; err != nil || got != tc.want {
+			t.Errorf("bin/go %q in %s (GONB_TMP_DIR=%q, %s=%q): %q, %v; want %q last", tc.args, tc.dir, tc.tmpDir, goEnvVar, tc.goVar, out, err, tc.want)
 		}
-	}
-	os.Remove(cellBuild)
-	cmd := exec.Command(shim, "build", "-o", "/t/b")
-	cmd.Dir, cmd.Env = gonbMod, append(os.Environ(), "GONB_TMP_DIR="+gonbMod)
-	if out, _ := cmd.CombinedOutput(); strings.TrimSpace(string(out)) != "go build -o /t/b" {
-		t.Errorf("without the cell builder the shim ran %q, want go build", out)
 	}
 }

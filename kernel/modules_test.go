@@ -60,7 +60,7 @@ func TestModulesForOfflineCells(t *testing.T) {
 	}
 
 	shim := filepath.Join(t.TempDir(), "go")
-	writeFile(t, shim, goShim(goBin, ""))
+	writeFile(t, shim, goShim(goBin))
 	if err := os.Chmod(shim, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,9 @@
 // (see goGet) and goimports' `go env -json NAME…` (see goEnv). On a 2-core machine a go command
 // skipped saves 0.05 s (`go env`) to 0.3–0.8 s (`go get`) a cell.
 //
-// Usage (from the kernel spec's `go` shim, in the module's directory): cellbuild GO ARG…, where
-// GO is the real go command and ARG… what GoNB passed to go; other arguments go to GO unchanged.
+// Usage, in the module's directory: cellbuild GO ARG…, where GO is the real go command and ARG…
+// what GoNB passed to go; other arguments go to GO unchanged. The kernel spec's bin/go is a link to
+// this command, which then takes GO from $ATTNBOOK_GO (see shim).
 //
 // A cell's build: the go command spends 0.1–0.25 s of every cell's build loading the ~200
 // packages a notebook links and checking that none is stale, all of which were fresh a cell ago.
@@ -43,6 +44,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/attnbook/attnbook/kernel/internal/linkd"
 	"github.com/attnbook/attnbook/kernel/internal/thptools"
@@ -79,21 +81,70 @@ type dep struct {
 const outPlaceholder = "\x00out"
 
 func main() {
+	if filepath.Base(os.Args[0]) == "go" {
+		shim(os.Args[1:])
+	}
 	if len(os.Args) < 3 {
 		fmt.Fprintln(os.Stderr, "usage: cellbuild GO ARG... (run in a GoNB module by the kernel spec's go shim)")
 		os.Exit(2)
 	}
 	goBin, args := os.Args[1], os.Args[2:]
 	switch {
-	case len(args) == 3 && args[0] == "build" && args[1] == "-o":
+	case cellCommand(args) && args[0] == "build":
 		build(goBin, args[2])
-	case len(args) == 1 && args[0] == "get":
+	case cellCommand(args) && args[0] == "get":
 		os.Exit(goGet(goBin))
-	case len(args) >= 2 && args[0] == "env" && args[1] == "-json":
+	case cellCommand(args) && args[0] == "env":
 		os.Exit(goEnv(goBin, args))
 	default:
 		os.Exit(passThrough(goBin, args...))
 	}
+}
+
+// cellCommand reports whether args are one of the go commands GoNB runs for every cell:
+// `build -o BIN`, `get`, goimports' `env -json NAME…`.
+func cellCommand(args []string) bool {
+	switch {
+	case len(args) == 3 && args[0] == "build" && args[1] == "-o",
+		len(args) == 1 && args[0] == "get",
+		len(args) >= 2 && args[0] == "env" && args[1] == "-json":
+		return true
+	}
+	return false
+}
+
+// shimScript is the kernel spec's shell script beside this command, which wires a new GoNB module
+// to the attnbook checkout and passes every other go command to the go command.
+const shimScript = "go-wire"
+
+// shim is this command run as the kernel spec's bin/go, first on the kernel's $PATH (a link to
+// it named go): a cell command (cellCommand) in GoNB's module (a go.mod whose first line is
+// `module gonb_…`, $GONB_TMP_DIR set) it runs itself, with $ATTNBOOK_GO as the go command; every
+// other go command goes to shimScript. Doing the first without a shell saves a process start per
+// go command, two or three every cell.
+func shim(args []string) {
+	if goBin := os.Getenv("ATTNBOOK_GO"); goBin != "" && os.Getenv("GONB_TMP_DIR") != "" && cellCommand(args) && gonbModule() {
+		os.Args = append([]string{os.Args[0], goBin}, args...)
+		return // main goes on as `cellbuild GO ARG…`
+	}
+	self, err := os.Executable()
+	if err == nil {
+		script := filepath.Join(filepath.Dir(self), shimScript)
+		err = syscall.Exec(script, append([]string{"go"}, args...), os.Environ())
+	}
+	fmt.Fprintln(os.Stderr, "attnbook go shim:", err)
+	os.Exit(2)
+}
+
+// gonbModule reports whether the directory's go.mod starts with GoNB's `module gonb_` line.
+func gonbModule() bool {
+	f, err := os.Open("go.mod")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	return strings.HasPrefix(line, "module gonb_")
 }
 
 // build is `go build -o out`.
