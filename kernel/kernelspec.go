@@ -278,8 +278,8 @@ func specFiles(o specOptions, goBinary string) (map[string]specFile, error) {
 		return nil, err
 	}
 	files := map[string]specFile{
-		"kernel.json":  {content: append(js, '\n'), mode: 0o644},
-		"logo-svg.svg": {content: []byte(logoSVG), mode: 0o644},
+		"kernel.json":       {content: append(js, '\n'), mode: 0o644},
+		"logo-svg.svg":      {content: []byte(logoSVG), mode: 0o644},
 		"bin/" + goShimName: {link: cellBuildName},
 		"bin/" + goWireName: {content: []byte(goShim(goBinary)), mode: 0o755},
 	}
