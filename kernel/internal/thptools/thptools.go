@@ -1,7 +1,9 @@
 // Package thptools builds the Go toolchain's own compiler and linker, from the toolchain's own
 // source, with changes that spare them page faults (patches), and a linker that can also run as a
 // resident linker (kernel/internal/linkd). Warm cells compile and link with them
-// (kernel/internal/cellbuild).
+// (kernel/internal/cellbuild). Beside them it builds the goimports GoNB runs on every cell, from
+// golang.org/x/tools with its heap on huge pages too and its `go env` answered from the cell
+// builder's cache (importsPatch).
 //
 // Why: a warm cell is one compile and one link, and the link alone touches ~70 MB of fresh heap,
 // maps ~140 MB of package archives and writes a ~14 MB program. With 4 KiB pages that was ~20,000
