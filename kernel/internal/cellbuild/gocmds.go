@@ -2,14 +2,11 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"go/parser"
 	"go/token"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,7 +74,7 @@ func runGet(goBin string) int {
 
 // getKey hashes the module files a `go get` reads and writes, and the repository's go.mod.
 func getKey() (string, error) {
-	return hashFiles("go.mod", "go.sum", "go.work", filepath.Join(os.Getenv("ATTNBOOK_ROOT"), "go.mod"))
+	return goenvcache.HashFiles("go.mod", "go.sum", "go.work", filepath.Join(os.Getenv("ATTNBOOK_ROOT"), "go.mod"))
 }
 
 func readGetRecord() (key string, imports []string) {
@@ -153,20 +150,6 @@ func goEnv(goBin string, args []string) int {
 	trace("go env cache", writeFileAtomic(goenvcache.CacheFile, key+"\n"+out.String()))
 	os.Stdout.Write(out.Bytes())
 	return 0
-}
-
-// hashFiles hashes the files' names and contents; a missing file counts as empty.
-func hashFiles(names ...string) (string, error) {
-	h := sha256.New()
-	for _, name := range names {
-		data, err := os.ReadFile(name)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return "", err
-		}
-		fmt.Fprintf(h, "%q %t %d\n", name, err == nil, len(data))
-		h.Write(data)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func writeFileAtomic(name, content string) error {

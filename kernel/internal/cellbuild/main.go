@@ -46,6 +46,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/attnbook/attnbook/kernel/internal/goenvcache"
 	"github.com/attnbook/attnbook/kernel/internal/linkd"
 	"github.com/attnbook/attnbook/kernel/internal/thptools"
 )
@@ -368,7 +369,7 @@ func key(goBin string) (string, error) {
 			fmt.Fprintf(h, "%q\n", kv)
 		}
 	}
-	files, err := hashFiles("go.mod", "go.sum", "go.work", "go.work.sum")
+	files, err := goenvcache.HashFiles("go.mod", "go.sum", "go.work", "go.work.sum")
 	if err != nil {
 		return "", err
 	}

@@ -61,7 +61,18 @@ func CacheKey(args []string) (string, error) {
 			break
 		}
 	}
-	for _, name := range files { // a missing file counts as empty
+	sum, err := HashFiles(files...)
+	if err != nil {
+		return "", err
+	}
+	h.Write([]byte(sum))
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// HashFiles hashes the files' names and contents; a missing file counts as empty.
+func HashFiles(names ...string) (string, error) {
+	h := sha256.New()
+	for _, name := range names {
 		data, err := os.ReadFile(name)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", err
