@@ -20,6 +20,7 @@ import (
 
 	"github.com/attnbook/attnbook/internal/nbrun"
 	"github.com/attnbook/attnbook/internal/nbrun/ipynb"
+	"golang.org/x/mod/modfile"
 )
 
 // runKernel runs `kernel run args...` in-process from the working directory.
@@ -173,7 +174,28 @@ func TestRunFailingCells(t *testing.T) {
 // a cell edits pkg/hello through $ATTNBOOK_ROOT, and the next cell in the same kernel sees it.
 func TestEditsUnderPkgShowOnNextCell(t *testing.T) {
 	root := t.TempDir()
-	writeFile(t, filepath.Join(root, "go.mod"), "module "+Module+"\n\ngo 1.24\n")
+	// The cell builder's one requirement (thptools reads go.mod files with golang.org/x/mod), at
+	// this repository's version, with its go.sum.
+	repoMod, err := os.ReadFile(filepath.Join("..", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mf, err := modfile.ParseLax("go.mod", repoMod, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gomod := "module " + Module + "\n\ngo " + mf.Go.Version + "\n"
+	for _, r := range mf.Require {
+		if r.Mod.Path == "golang.org/x/mod" {
+			gomod += "\nrequire " + r.Mod.Path + " " + r.Mod.Version + "\n"
+		}
+	}
+	writeFile(t, filepath.Join(root, "go.mod"), gomod)
+	repoSum, err := os.ReadFile(filepath.Join("..", "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, "go.sum"), string(repoSum))
 	hello := `package hello
 
 func Msg() string { return "%s" }
@@ -182,7 +204,7 @@ func Msg() string { return "%s" }
 	// run builds the kernel spec's cell builder (and the packages it imports, with the files they
 	// embed) from the checkout it serves.
 	var src []string
-	for _, pattern := range []string{"cellbuild/*.go", "thptools/*.go", "linkd/*.go", "linkd/patch/*.txt", "srcedit/*.go"} {
+	for _, pattern := range []string{"cellbuild/*.go", "thptools/*.go", "linkd/*.go", "linkd/patch/*.txt", "srcedit/*.go", "goenvcache/*.go"} {
 		files, err := filepath.Glob(filepath.Join("internal", pattern))
 		if err != nil || len(files) == 0 {
 			t.Fatalf("kernel/internal/%s: %v", pattern, err)
