@@ -107,7 +107,7 @@ func readGoEnv(ctx context.Context, goBinary string) (g goEnv, err error) {
 func Dir(cacheDir, goroot, goVersion, goimportsVersion string) string {
 	h := sha256.New()
 	h.Write([]byte(goroot + "\n"))
-	for _, p := range append(patches, importsPatch) {
+	for _, p := range slices.Concat(patches, []srcedit.Edit{importsPatch}) {
 		fmt.Fprintf(h, "%s %q\n", p.File, p.With)
 	}
 	if goimportsVersion != "" {
