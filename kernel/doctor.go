@@ -186,7 +186,7 @@ func kernelSpecCheck(e *env, py *python) check {
 	if have.Env[thptools.EnvVar] != "" {
 		c.Value += "; warm cells compile and link on huge pages (" + have.Env[thptools.EnvVar] + ")"
 		if thptools.Resident(have.Env[thptools.EnvVar]) {
-			c.Value += ", with a resident linker"
+			c.Value += ", with a resident compiler and linker"
 		}
 		if thptools.Goimports(have.Env[thptools.EnvVar]) != "" {
 			c.Value += "; goimports reads the cell builder's go env"

@@ -23,8 +23,8 @@
 //
 // Those two commands run the huge-page builds of the toolchain's compile and link that
 // `kernel setup` made, when $ATTNBOOK_THP_TOOLS names them (kernel/internal/thptools): same output,
-// fewer page faults (docs/notebooks.md has the figures). The link goes through a resident linker
-// when that build has one (kernel/internal/linkd), and runs as a command when that fails.
+// fewer page faults (docs/notebooks.md has the figures). Each goes through its tool's resident
+// server when that build has them (kernel/internal/linkd), and runs as a command when that fails.
 package main
 
 import (
@@ -240,9 +240,7 @@ func fastBuild(goBin, out string) error {
 		return nil // the go command too would find nothing to do
 	}
 	env := append(os.Environ(), r.ToolEnv...)
-	compile := slices.Clone(r.Compile)
-	compile[0] = thptools.Lookup(os.Getenv(thptools.EnvVar), compile[0])
-	if err := run(compile, env); err != nil {
+	if err := runTool(slices.Clone(r.Compile), env); err != nil {
 		return err
 	}
 	tmp := out + ".cellbuild"
@@ -255,7 +253,7 @@ func fastBuild(goBin, out string) error {
 			return err
 		}
 	}
-	if err := runLink(link, env); err != nil {
+	if err := runTool(link, env); err != nil {
 		os.Remove(tmp)
 		return err
 	}
@@ -312,19 +310,20 @@ func linkOnly(r record, imports, link []string) error {
 	return os.WriteFile(link[i+1], []byte(b.String()), 0o644)
 }
 
-// runLink runs a cell's link: through a resident linker when the tools have one
-// (kernel/internal/linkd), else, or when that fails, as a command.
-func runLink(link, env []string) error {
+// runTool runs a cell's compile or link with the huge-page build of its tool when there is one:
+// through that tool's resident server when the tools have one (kernel/internal/linkd), else, or
+// when the server could not run it, as a command.
+func runTool(argv, env []string) error {
 	tools := os.Getenv(thptools.EnvVar)
-	stock := link[0]
-	if link[0] = thptools.Lookup(tools, stock); link[0] != stock && thptools.Resident(tools) {
-		err := linkd.Link(link, env)
-		trace("resident link", err)
-		if err == nil {
-			return nil
+	stock := argv[0]
+	if argv[0] = thptools.Lookup(tools, stock); argv[0] != stock && thptools.Resident(tools) {
+		err := linkd.Run(argv, env)
+		trace("resident "+filepath.Base(argv[0]), err)
+		if err == nil || errors.Is(err, linkd.ErrFailed) {
+			return err
 		}
 	}
-	return run(link, env)
+	return run(argv, env)
 }
 
 // built hashes the main package's files and BIN's size and modification time.

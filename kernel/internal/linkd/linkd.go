@@ -1,24 +1,30 @@
-// Package linkd links notebook cells with a resident linker: a build of the toolchain's cmd/link
-// (made by kernel/internal/thptools with Overlay's patch) that loads the ~230 packages a notebook
-// links once, and runs the dead-code pass over them as far as it goes without the cell, then forks
-// a child for the next cell before it comes; the child populates the pages it shares with the
-// server at once (a system call for many pages, where the link would take a page fault for each)
-// and the memory its output will take, turns its garbage collector off (it links one program),
-// waits for the request, loads only the cell's package, carries the dead-code pass on from its
-// roots and finishes the link as an ordinary one does (layout, output).
+// Package linkd runs notebook cells' links and compiles through resident tools: builds of the
+// toolchain's cmd/link and cmd/compile (made by kernel/internal/thptools with Overlay's patch)
+// that do once the work every cell of a notebook repeats, then fork a child for the next cell
+// before it comes; the child populates the pages it shares with its server at once (a system
+// call for many pages, where the tool would take a page fault for each), turns its garbage
+// collector off (it runs once), waits for the request and goes on as an ordinary run does.
 //
-// Why: a warm cell is one compile and one link, and the link is most of it. Of a notebook cell's
-// 0.55 s link on a 2-core Zen 3 guest, loading the packages' objects and symbols (~290,000) took
-// 0.19–0.25 s, every cell, for the same packages. Through a server the same link took 0.39 s;
-// on a Zen 4, flooding the dead code in the server took a cell's link from 155 to 128 ms
-// (docs/benchmarks.md).
+// The resident linker loads the ~230 packages a notebook links once, and runs the dead-code pass
+// over them as far as it goes without the cell; its child loads only the cell's package, carries
+// the dead-code pass on from its roots and finishes the link (layout, output), its output's
+// memory populated before the request. Why: a warm cell is one compile and one link, and the link
+// is most of it. Of a notebook cell's 0.55 s link on a 2-core Zen 3 guest, loading the packages'
+// objects and symbols (~290,000) took 0.19–0.25 s, every cell, for the same packages. Through a
+// server the same link took 0.39 s; on a Zen 4, flooding the dead code in the server took a
+// cell's link from 155 to 128 ms (docs/benchmarks.md).
 //
-// A server serves one link command: the same linker, arguments, import configuration and tool
-// environment, hashed into its socket's name. Link starts one when there is none and links the
-// ordinary way meanwhile; a server exits when idle for ten minutes, or within a second of its
-// import configuration going (the notebook's kernel ended). Whatever goes wrong (no server, a
-// refused request, a failed link), Link says so and the caller links the ordinary way, so a cell
-// never depends on it. ATTNBOOK_LINKD=off turns it off.
+// The resident compiler sets itself up (flags, import configuration, the universe and the
+// runtime's declarations) and reads the export data of the packages its source files import once;
+// its child parses and compiles the cell's files as they are at the request, with a heap
+// populated before it (docs/benchmarks.md has the figures).
+//
+// A server serves one command: the same tool, arguments, import configuration and tool
+// environment, hashed into its socket's name. Run starts one when there is none and the caller
+// runs the tool the ordinary way meanwhile; a server exits when idle for ten minutes, or within a
+// second of its import configuration going (the notebook's kernel ended). Whatever goes wrong (no
+// server, a refused request), Run says so and the caller runs the tool the ordinary way, so a cell
+// never depends on it. ATTNBOOK_LINKD=off turns both off.
 package linkd
 
 import (
@@ -42,22 +48,27 @@ import (
 
 const (
 	serveVar = "ATTNBOOK_LINKD_SERVE" // the server's socket, in the server's environment only
-	OffVar   = "ATTNBOOK_LINKD"       // "off" turns resident links off
+	OffVar   = "ATTNBOOK_LINKD"       // "off" turns resident links and compiles off
 	refused  = 3                      // a child's exit status when it cannot serve a request
-	trailer  = "\x00linkd-exit "      // the status line: a child that linked writes it as it exits, else the server once it exited
+	trailer  = "\x00linkd-exit "      // the status line: a child that succeeded writes it as it exits, else the server once it exited
 )
 
-// linkTimeout bounds one link through a server; a normal one takes a second at most.
-const linkTimeout = 60 * time.Second
+// runTimeout bounds one run through a server; a normal one takes a second at most.
+const runTimeout = 60 * time.Second
 
-// ErrNoServer says no server was listening for this link; Link has started one.
+// ErrNoServer says no server was listening for this command; Run has started one.
 var ErrNoServer = errors.New("linkd: no server yet (started one)")
 
-// Link runs the link command argv (argv[0] a linker built with Overlay; its -o, -importcfg and
-// main archive arguments as the go command writes them) with the environment env through the
-// server for it, starting one if there is none. A nil error means the output is written;
-// otherwise the caller links the ordinary way.
-func Link(argv, env []string) error {
+// ErrFailed says the server ran the command and it failed (a compile error): running it again
+// the ordinary way would fail the same.
+var ErrFailed = errors.New("linkd: failed")
+
+// Run runs the link or compile command argv (argv[0] a tool built with Overlay; its -o and
+// -importcfg arguments as the go command writes them) with the environment env through the
+// server for it, starting one if there is none. A nil error means the output is written; an
+// error wrapping ErrFailed carries the tool's messages; otherwise the caller runs the tool the
+// ordinary way.
+func Run(argv, env []string) error {
 	if os.Getenv(OffVar) == "off" {
 		return errors.New("linkd: off ($" + OffVar + "=off)")
 	}
@@ -76,7 +87,7 @@ func Link(argv, env []string) error {
 		return ErrNoServer
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(linkTimeout))
+	c.SetDeadline(time.Now().Add(runTimeout))
 	if _, err := c.Write([]byte(strings.Join(argv[1:], "\x00"))); err != nil {
 		return err
 	}
@@ -96,12 +107,12 @@ func Link(argv, env []string) error {
 	case status == refused:
 		return fmt.Errorf("linkd: refused: %s", out[:i])
 	case status != 0:
-		return fmt.Errorf("linkd: link exited with status %d\n%s", status, out[:i])
+		return fmt.Errorf("%w: %s exited with status %d\n%s", ErrFailed, filepath.Base(argv[0]), status, out[:i])
 	}
 	return nil
 }
 
-// readReply reads a link's output up to its status line, which a child that linked writes as it
+// readReply reads a run's output up to its status line, which a child that linked writes as it
 // exits (before its memory is torn down) and the server once the child has exited.
 func readReply(r io.Reader) ([]byte, error) {
 	var out []byte
@@ -121,7 +132,7 @@ func readReply(r io.Reader) ([]byte, error) {
 	}
 }
 
-// socket names the server for a link: a hash of the linker, its arguments but the output, the
+// socket names the server for a command: a hash of the tool, its arguments but the output, the
 // import configuration's content and the environment.
 func socket(argv, env []string) (string, error) {
 	h := sha256.New()
@@ -166,7 +177,7 @@ func socket(argv, env []string) (string, error) {
 	return sock, nil
 }
 
-// startingFor is how long a server may take to listen after Link started it: the cells linked
+// startingFor is how long a server may take to listen after Run started it: the cells linked
 // meanwhile start no other (the server removes sock+".starting" once it listens).
 const startingFor = 30 * time.Second
 

@@ -21,26 +21,63 @@ import (
 	"github.com/attnbook/attnbook/kernel/internal/thptools"
 )
 
-// TestLink builds the tools (from the build cache after `kernel setup`), links programs through a
-// server and checks them against the ordinary link's, then its refusals and its exit.
-func TestLink(t *testing.T) {
+// residentTools builds the tools (from the build cache after `kernel setup`) and returns the go
+// command, its tool directory and the built tools' directory.
+func residentTools(t *testing.T) (goBin, toolDir, tools string) {
+	t.Helper()
 	if runtime.GOOS != "linux" {
-		t.Skip("the resident linker forks, on Linux")
+		t.Skip("the resident tools fork, on Linux")
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	out, err := exec.Command(goBin, "env", "GOROOT", "GOTOOLDIR").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
 	goroot, toolDir, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	goBin = filepath.Join(goroot, "bin", "go")
-	tools := filepath.Join(t.TempDir(), "tools")
+	tools = filepath.Join(t.TempDir(), "tools")
 	if _, err := thptools.Build(context.Background(), tools, goBin, ""); err != nil {
 		t.Fatal(err)
 	}
 	if !thptools.Resident(tools) {
-		t.Fatal("the tools were built without the resident linker")
+		t.Fatal("the tools were built without the resident mode")
 	}
+	return goBin, toolDir, tools
+}
+
+// waitListening waits until the server Run started on sock listens.
+func waitListening(t *testing.T, sock string) {
+	t.Helper()
+	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
+		_, errSock := os.Stat(sock)
+		_, errMark := os.Stat(sock + ".starting")
+		if errSock == nil && errMark != nil {
+			return // listening, and its starting mark gone
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("no server listening 30 s after Run started one (socket: %v, mark: %v)", errSock, errMark)
+		}
+	}
+}
+
+// waitGone waits until the server on sock has stopped listening.
+func waitGone(t *testing.T, sock string) {
+	t.Helper()
+	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := os.Stat(sock); err != nil {
+			return
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("the server still listens 10 s after its import configuration was removed")
+		}
+	}
+}
+
+// TestLink links programs through a server and checks them against the ordinary link's, then
+// its refusals and its exit.
+func TestLink(t *testing.T) {
+	goBin, toolDir, tools := residentTools(t)
+	goroot := filepath.Dir(filepath.Dir(goBin))
 	dir := t.TempDir()
 	nm := filepath.Join(t.TempDir(), "nm") // built now: the server would go idle while go tool nm builds it
 	if out, err := exec.Command(goBin, "build", "-o", nm, "cmd/nm").CombinedOutput(); err != nil {
@@ -87,32 +124,23 @@ func TestLink(t *testing.T) {
 	t.Cleanup(func() { os.Remove(importcfg) }) // the server exits within a second of that
 
 	compile("hello")
-	if err := linkd.Link(link(filepath.Join(dir, "first")), env); !errors.Is(err, linkd.ErrNoServer) {
-		t.Fatalf("first Link: %v, want ErrNoServer", err)
+	if err := linkd.Run(link(filepath.Join(dir, "first")), env); !errors.Is(err, linkd.ErrNoServer) {
+		t.Fatalf("first Run: %v, want ErrNoServer", err)
 	}
-	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
-		_, errSock := os.Stat(sock)
-		_, errMark := os.Stat(sock + ".starting")
-		if errSock == nil && errMark != nil {
-			break // listening, and its starting mark gone
-		}
-		if time.Since(start) > 30*time.Second {
-			t.Fatalf("no server listening 30 s after Link started one (socket: %v, mark: %v)", errSock, errMark)
-		}
-	}
+	waitListening(t, sock)
 	for _, word := range []string{"hello", "again"} {
 		compile(word)
 		exe := filepath.Join(dir, word)
 		var wg sync.WaitGroup
 		errs := make([]error, 2)
 		for i := range errs { // two at once: the server takes them in turn
-			wg.Go(func() { errs[i] = linkd.Link(link(exe+string(rune('0'+i))), env) })
+			wg.Go(func() { errs[i] = linkd.Run(link(exe+string(rune('0'+i))), env) })
 		}
 		wg.Wait()
 		run(link(exe)...) // the ordinary link, with the same linker
 		for i, err := range errs {
 			if err != nil {
-				t.Fatalf("Link %d of %q: %v", i, word, err)
+				t.Fatalf("Run %d of %q: %v", i, word, err)
 			}
 			if got, want := run(exe+string(rune('0'+i))), strings.ToUpper(word)+"\n"; got != want {
 				t.Errorf("program linked by the server printed %q, want %q", got, want)
@@ -155,18 +183,112 @@ func TestLink(t *testing.T) {
 	}
 
 	t.Setenv(linkd.OffVar, "off")
-	if err := linkd.Link(link(filepath.Join(dir, "off")), env); err == nil {
-		t.Errorf("Link with %s=off linked", linkd.OffVar)
+	if err := linkd.Run(link(filepath.Join(dir, "off")), env); err == nil {
+		t.Errorf("Run with %s=off ran", linkd.OffVar)
 	}
 	os.Remove(importcfg)
-	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
-		if _, err := os.Stat(sock); err != nil {
-			break
+	waitGone(t, sock)
+}
+
+// TestCompile compiles packages through a server and checks each object against the ordinary
+// compile's, byte for byte: with the imports the server read, with fewer (a package only the
+// server imported is not recorded), with one more; then a compile error, a refusal and its exit.
+func TestCompile(t *testing.T) {
+	goBin, _, tools := residentTools(t)
+	dir := t.TempDir()
+	cfg, err := exec.Command(goBin, "list", "-export", "-deps", "-f", "{{if .Export}}packagefile {{.ImportPath}}={{.Export}}{{end}}", "fmt", "strings", "os").Output()
+	if err != nil {
+		t.Fatalf("go list -export: %v", err)
+	}
+	importcfg := filepath.Join(dir, "importcfg")
+	if err := os.WriteFile(importcfg, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "GOROOT="+filepath.Dir(filepath.Dir(goBin)))
+	source := func(imports []string, body string) {
+		t.Helper()
+		src := "package main\n\nimport (\n"
+		for _, p := range imports {
+			src += "\t\"" + p + "\"\n"
 		}
-		if time.Since(start) > 10*time.Second {
-			t.Fatal("the server still listens 10 s after its import configuration was removed")
+		src += ")\n\nfunc main() {\n" + body + "\n}\n"
+		if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
+	compile := func(obj string) []string {
+		return []string{filepath.Join(tools, "compile"), "-o", obj, "-p", "main", "-complete", "-c=2", "-importcfg", importcfg, "-pack", "./main.go"}
+	}
+	ordinary := func(obj string) []byte {
+		t.Helper()
+		argv := compile(obj)
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir, cmd.Env = dir, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("compile: %v\n%s", err, out)
+		}
+		data, err := os.ReadFile(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	wd, _ := os.Getwd()
+	t.Cleanup(func() { os.Chdir(wd) })
+	if err := os.Chdir(dir); err != nil { // Run starts the server in the caller's directory
+		t.Fatal(err)
+	}
+	sock, err := linkd.Socket(compile("x"), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(importcfg) }) // the server exits within a second of that
+
+	source([]string{"fmt", "strings"}, `fmt.Println(strings.ToUpper("hello"))`)
+	if err := linkd.Run(compile(filepath.Join(dir, "first.a")), env); !errors.Is(err, linkd.ErrNoServer) {
+		t.Fatalf("first Run: %v, want ErrNoServer", err)
+	}
+	waitListening(t, sock)
+	for _, c := range []struct {
+		name    string
+		imports []string
+		body    string
+	}{
+		{"the server's imports", []string{"fmt", "strings"}, `fmt.Println(strings.ToUpper("hello"))`},
+		{"fewer", []string{"fmt"}, `fmt.Println("hello")`},
+		{"one more", []string{"fmt", "os", "strings"}, `fmt.Fprintln(os.Stderr, strings.Repeat("a", 3))`},
+		{"the server's again", []string{"fmt", "strings"}, `fmt.Println(strings.Fields("a b"))`},
+	} {
+		source(c.imports, c.body)
+		served := filepath.Join(dir, "served.a")
+		if err := linkd.Run(compile(served), env); err != nil {
+			t.Fatalf("%s: Run: %v", c.name, err)
+		}
+		got, err := os.ReadFile(served)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := ordinary(filepath.Join(dir, "ordinary.a")); !bytes.Equal(got, want) {
+			t.Errorf("%s: the served object (%d bytes) differs from the ordinary compile's (%d bytes)", c.name, len(got), len(want))
+		}
+	}
+
+	// A compile error is the compile's own, and writes nothing.
+	source([]string{"fmt"}, `fmt.Println(undefinedName)`)
+	failed := filepath.Join(dir, "failed.a")
+	if err := linkd.Run(compile(failed), env); !errors.Is(err, linkd.ErrFailed) || !strings.Contains(err.Error(), "undefined: undefinedName") {
+		t.Errorf("Run of a file with an error: %v, want ErrFailed naming undefinedName", err)
+	}
+	if _, err := os.Stat(failed); err == nil {
+		t.Errorf("a failed compile left its output")
+	}
+	// A request whose arguments differ from the server's but for -o is refused.
+	status, msg := request(t, sock, append(compile(failed)[1:], "-N"))
+	if status != "3" || !strings.Contains(msg, "differ from the server's") {
+		t.Errorf("request with -N: status %q, %q; want 3, arguments differ", status, msg)
+	}
+	os.Remove(importcfg)
+	waitGone(t, sock)
 }
 
 // request sends one request to the server at sock and returns the child's status and output.

@@ -1,10 +1,12 @@
 package linkd
 
 import (
+	"bytes"
 	"embed"
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 
 	"github.com/attnbook/attnbook/kernel/internal/srcedit"
@@ -42,9 +44,26 @@ var edits = []srcedit.Edit{
 		With:   "\t\tif linkdOutput(ctxt.Out, filesize) { // attnbook: a resident linker's child has the memory ready (attnbook_linkd.go)\n\t\t} else if err := ctxt.Out.Mmap(filesize); err != nil {\n"},
 	{File: "cmd/link/internal/ld/lib.go",
 		Anchor: "func errorexit() {\n\texitIfErrors()\n\tExit(0)\n}\n",
-		With:   "func errorexit() {\n\texitIfErrors()\n\tlinkdDone() // attnbook: a resident linker's child tells its client at once (attnbook_linkd.go)\n\tExit(0)\n}\n"},
+		With:   "func errorexit() {\n\texitIfErrors()\n\tresidentDone() // attnbook: a resident linker's child tells its client at once (attnbook_serve.go)\n\tExit(0)\n}\n"},
 	{File: "cmd/link/internal/loader/loader.go", Anchor: loadSymsHead,
 		With: "func (l *Loader) LoadSyms(arch *sys.Arch) {\n\tst := l.LoadSymsDefs() // attnbook: only those of the objects added since a LoadSymsDefs\n"},
+
+	// The resident compiler (patch/gc_compiled.go.txt, patch/noder_preload.go.txt).
+	{File: "cmd/compile/internal/gc/main.go",
+		Anchor: "\t// Parse and typecheck input.\n\tnoder.LoadPackage(flag.Args())\n",
+		With:   "\tcompiledServe() // attnbook: a resident compiler returns in a child, with a request (attnbook_compiled.go)\n\n\t// Parse and typecheck input.\n\tnoder.LoadPackage(flag.Args())\n"},
+	{File: "cmd/compile/main.go",
+		Anchor: "\tgc.Main(archInit)\n\tbase.Exit(0)\n",
+		With:   "\tgc.Main(archInit)\n\tgc.CompiledDone() // attnbook: a resident compiler's child tells its client at once (attnbook_serve.go)\n\tbase.Exit(0)\n"},
+	{File: "cmd/compile/internal/noder/import.go",
+		Anchor: "\tpkg1 = types.NewPkg(path, \"\")\n\tif packages != nil {\n",
+		With: "\tpkg1 = types.NewPkg(path, \"\")\n" +
+			"\tif p, ok := preloaded[path]; ok && !pkg1.Direct { // attnbook: read by a resident compiler before the request (attnbook_preload.go)\n" +
+			"\t\tpkg1.Direct = true\n\t\ttarget.Imports = append(target.Imports, pkg1)\n\t\treturn pkg1, p.pkg2, addFingerprint(path, p.data)\n\t}\n" +
+			"\tif packages != nil {\n"},
+	{File: "cmd/compile/internal/noder/irgen.go",
+		Anchor: "\tctxt := types2.NewContext()\n\timporter := gcimports{\n\t\tctxt:     ctxt,\n\t\tpackages: make(map[string]*types2.Package),\n\t}\n",
+		With:   "\tctxt, packages := preloadedState() // attnbook: a resident compiler's imports read before the request (attnbook_preload.go)\n\timporter := gcimports{\n\t\tctxt:     ctxt,\n\t\tpackages: packages,\n\t}\n"},
 }
 
 // loadSymsHead is the start of the loader's LoadSyms, which LoadSymsDefs (patch/loader_defs.go.txt)
@@ -79,11 +98,16 @@ const loadSymsHead = `func (l *Loader) LoadSyms(arch *sys.Arch) {
 	}
 `
 
-// added are the files the patch adds, by their path under GOROOT/src, from patch/.
+// added are the files the patch adds, by their path under GOROOT/src, from patch/. The server's
+// loop (serve.go.txt) goes into each tool's package, its package clause named after it.
 var added = map[string]string{
-	"cmd/link/internal/ld/attnbook_linkd.go":    "ld_linkd.go.txt",
-	"runtime/attnbook_fork.go":                  "runtime_fork.go.txt",
-	"cmd/link/internal/loader/attnbook_defs.go": "loader_defs.go.txt",
+	"cmd/link/internal/ld/attnbook_linkd.go":         "ld_linkd.go.txt",
+	"cmd/link/internal/ld/attnbook_serve.go":         "serve.go.txt",
+	"cmd/link/internal/loader/attnbook_defs.go":      "loader_defs.go.txt",
+	"cmd/compile/internal/gc/attnbook_compiled.go":   "gc_compiled.go.txt",
+	"cmd/compile/internal/gc/attnbook_serve.go":      "serve.go.txt",
+	"cmd/compile/internal/noder/attnbook_preload.go": "noder_preload.go.txt",
+	"runtime/attnbook_fork.go":                       "runtime_fork.go.txt",
 }
 
 // Overlay returns the resident linker's patch to the toolchain at goroot: the new content of
@@ -103,6 +127,9 @@ func Overlay(goroot string) (map[string][]byte, error) {
 		data, err := patches.ReadFile("patch/" + name)
 		if err != nil {
 			return nil, err
+		}
+		if name == "serve.go.txt" {
+			data = bytes.Replace(data, []byte("\npackage resident\n"), []byte("\npackage "+path.Base(path.Dir(file))+"\n"), 1)
 		}
 		files[file] = data
 	}

@@ -1,6 +1,6 @@
 // Package thptools builds the Go toolchain's own compiler and linker, from the toolchain's own
-// source, with changes that spare them page faults (patches), and a linker that can also run as a
-// resident linker (kernel/internal/linkd). Warm cells compile and link with them
+// source, with changes that spare them page faults (patches), and that can also run as resident
+// servers (kernel/internal/linkd). Warm cells compile and link with them
 // (kernel/internal/cellbuild). Beside them it builds the goimports GoNB runs on every cell, from
 // golang.org/x/tools with its heap on huge pages too and its `go env` answered from the cell
 // builder's cache (importsPatch).
@@ -14,7 +14,7 @@
 // heap mapping, as Go 1.21.0's runtime did; the linker builds its output in that heap and maps the
 // archives with their pages at once. Nothing else differs: they report the same `-V=full` version
 // (checked at build) and write byte-identical output (tested). Where THP is "never", the advice
-// does nothing. Where the resident linker's patch does not apply to the toolchain's source, the
+// does nothing. Where the resident servers' patch does not apply to the toolchain's source, the
 // tools are built without it (Resident reports false).
 package thptools
 
@@ -48,7 +48,8 @@ var Tools = []string{"compile", "link"}
 // Build writes it last.
 const stampName = "from"
 
-// residentName is the file in a tools directory saying the linker has the resident mode.
+// residentName is the file in a tools directory saying the compiler and the linker have the
+// resident mode.
 const residentName = "linkd"
 
 // patches are the changes, each one less kind of page fault. The tools still report the same
@@ -139,7 +140,8 @@ func Ready(dir string) bool {
 	return true
 }
 
-// Resident reports whether the linker in dir (Ready) has the resident mode of kernel/internal/linkd.
+// Resident reports whether the compiler and the linker in dir (Ready) have the resident mode of
+// kernel/internal/linkd.
 func Resident(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, residentName))
 	return dir != "" && err == nil
