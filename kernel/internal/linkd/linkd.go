@@ -208,7 +208,9 @@ func serve(sock string, argv, env []string) error {
 		}
 	}
 	cmd := exec.Command(argv[0], args...)
-	cmd.Env = append(slices.Clone(env), serveVar+"="+sock)
+	// GOGC set: the compiler tunes its heap's growth at start unless it is (base.AdjustStartingHeap),
+	// and that tuning turns the collector a child turned off back on after the child's collection.
+	cmd.Env = append(slices.Clone(env), serveVar+"="+sock, "GOGC=100")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return err
