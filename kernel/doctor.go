@@ -185,8 +185,10 @@ func kernelSpecCheck(e *env, py *python) check {
 	c.Value = fmt.Sprintf("%q in %s: %s", KernelName, dir, describeSpec(have))
 	if have.Env[thptools.EnvVar] != "" {
 		c.Value += "; warm cells compile and link on huge pages (" + have.Env[thptools.EnvVar] + ")"
-		if thptools.Resident(have.Env[thptools.EnvVar]) {
+		if tools := have.Env[thptools.EnvVar]; thptools.Resident(tools, "compile") {
 			c.Value += ", with a resident compiler and linker"
+		} else if thptools.Resident(tools, "link") {
+			c.Value += ", with a resident linker"
 		}
 		if thptools.Goimports(have.Env[thptools.EnvVar]) != "" {
 			c.Value += "; goimports reads the cell builder's go env"

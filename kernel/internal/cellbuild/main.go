@@ -316,7 +316,7 @@ func linkOnly(r record, imports, link []string) error {
 func runTool(argv, env []string) error {
 	tools := os.Getenv(thptools.EnvVar)
 	stock := argv[0]
-	if argv[0] = thptools.Lookup(tools, stock); argv[0] != stock && thptools.Resident(tools) {
+	if argv[0] = thptools.Lookup(tools, stock); argv[0] != stock && thptools.Resident(tools, argv[0]) {
 		err := linkd.Run(argv, env)
 		trace("resident "+filepath.Base(argv[0]), err)
 		if err == nil || errors.Is(err, linkd.ErrFailed) {

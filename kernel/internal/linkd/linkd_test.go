@@ -39,7 +39,7 @@ func residentTools(t *testing.T) (goBin, toolDir, tools string) {
 	if _, err := thptools.Build(context.Background(), tools, goBin, ""); err != nil {
 		t.Fatal(err)
 	}
-	if !thptools.Resident(tools) {
+	if !thptools.Resident(tools, "compile") || !thptools.Resident(tools, "link") {
 		t.Fatal("the tools were built without the resident mode")
 	}
 	return goBin, toolDir, tools

@@ -48,8 +48,8 @@ var Tools = []string{"compile", "link"}
 // Build writes it last.
 const stampName = "from"
 
-// residentName is the file in a tools directory saying the compiler and the linker have the
-// resident mode.
+// residentName is the file in a tools directory naming the tools that have the resident mode,
+// one a line (an empty file, from before the compiler had one, stands for the linker alone).
 const residentName = "linkd"
 
 // patches are the changes, each one less kind of page fault. The tools still report the same
@@ -140,11 +140,20 @@ func Ready(dir string) bool {
 	return true
 }
 
-// Resident reports whether the compiler and the linker in dir (Ready) have the resident mode of
-// kernel/internal/linkd.
-func Resident(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, residentName))
-	return dir != "" && err == nil
+// Resident reports whether the tool in dir (Ready) named like tool ("compile", "link", or a path
+// to one) has the resident mode of kernel/internal/linkd.
+func Resident(dir, tool string) bool {
+	if dir == "" {
+		return false
+	}
+	names, err := os.ReadFile(filepath.Join(dir, residentName))
+	if err != nil {
+		return false
+	}
+	if len(names) == 0 {
+		names = []byte("link")
+	}
+	return slices.Contains(strings.Fields(string(names)), filepath.Base(tool))
 }
 
 // Lookup returns the huge-page build of the stock tool at path (GOROOT/pkg/tool/GOOS_GOARCH/NAME)
@@ -245,7 +254,7 @@ func Build(ctx context.Context, dir, goBinary, goimportsVersion string) (bool, e
 		}
 	}
 	if resident != nil {
-		if err := os.WriteFile(filepath.Join(bin, residentName), nil, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(bin, residentName), []byte(strings.Join(Tools, "\n")+"\n"), 0o644); err != nil {
 			return false, err
 		}
 	}

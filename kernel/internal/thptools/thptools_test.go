@@ -244,3 +244,22 @@ func testGoimports(t *testing.T, goBin, stock, built string) {
 		t.Errorf("with GOFLAGS changed, the built goimports wrote:\n%s\nand the go command ran %d times, want 3", got, len(goCalls()))
 	}
 }
+
+// TestResident: the marker names the tools with a resident mode; an empty one, from before the
+// compiler had one, stands for the linker alone (a compile started as a server there would just
+// compile).
+func TestResident(t *testing.T) {
+	dir := t.TempDir()
+	if Resident(dir, "link") || Resident("", "link") {
+		t.Error("Resident without a marker")
+	}
+	marker := filepath.Join(dir, residentName)
+	os.WriteFile(marker, nil, 0o644)
+	if !Resident(dir, "/x/link") || Resident(dir, "/x/compile") {
+		t.Error("an empty marker: want the linker alone")
+	}
+	os.WriteFile(marker, []byte("compile\nlink\n"), 0o644)
+	if !Resident(dir, "/x/link") || !Resident(dir, "compile") || Resident(dir, "asm") {
+		t.Error("marker compile, link: want both, and only them")
+	}
+}
