@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -118,19 +119,40 @@ const gobackendExecutors = 8
 // jaxCUDAPlugins finds JAX's CUDA PJRT plugin (pip package jax-cuda12-pjrt / jax-cuda13-pjrt),
 // which go-xla does not search for, in the usual Python package folders.
 func jaxCUDAPlugins() []string {
+	home, _ := os.UserHomeDir()
+	return jaxCUDAPluginsIn(home, os.Getenv("PATH"), os.Getenv("VIRTUAL_ENV"))
+}
+
+// jaxCUDAPluginsIn searches the user's site-packages under home, the system's, those under
+// /opt/*, the virtual environment virtualEnv and every virtual environment whose bin folder is
+// on pathList (a folder X/bin with X/pyvenv.cfg: the python3 a user runs, activated or not).
+func jaxCUDAPluginsIn(home, pathList, virtualEnv string) []string {
 	var roots []string
-	if home, err := os.UserHomeDir(); err == nil {
+	if home != "" {
 		roots = append(roots, filepath.Join(home, ".local/lib/python3*/site-packages"))
 	}
 	roots = append(roots, "/usr/lib/python3*/*-packages", "/usr/local/lib/python3*/*-packages",
 		"/opt/*/lib/python3*/site-packages")
-	if venv := os.Getenv("VIRTUAL_ENV"); venv != "" {
-		roots = append(roots, filepath.Join(venv, "lib/python3*/site-packages"))
+	venvs := filepath.SplitList(pathList)
+	for i, dir := range venvs {
+		venvs[i] = filepath.Dir(filepath.Clean(dir))
+	}
+	if virtualEnv != "" {
+		venvs = append([]string{filepath.Clean(virtualEnv)}, venvs...)
+	}
+	for _, venv := range venvs {
+		if _, err := os.Stat(filepath.Join(venv, "pyvenv.cfg")); err == nil {
+			roots = append(roots, filepath.Join(venv, "lib/python3*/site-packages"))
+		}
 	}
 	var found []string
 	for _, root := range roots {
 		matches, _ := filepath.Glob(filepath.Join(root, "jax_plugins/xla_cuda*/xla_cuda_plugin.so"))
-		found = append(found, matches...)
+		for _, m := range matches {
+			if !slices.Contains(found, m) {
+				found = append(found, m)
+			}
+		}
 	}
 	return found
 }

@@ -1,6 +1,8 @@
 package backend
 
 import (
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -93,6 +95,38 @@ func TestWithExpGODEBUG(t *testing.T) {
 	} {
 		if got := WithExpGODEBUG(c.in); got != c.want {
 			t.Errorf("WithExpGODEBUG(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestJAXCUDAPluginsInVirtualEnvOnPath(t *testing.T) {
+	// A virtual environment like the one JAX's install guide makes, not activated: only its bin
+	// folder is on PATH (as on machines whose python3 is a venv's).
+	venv := t.TempDir()
+	plugin := filepath.Join(venv, "lib/python3.12/site-packages/jax_plugins/xla_cuda13/xla_cuda_plugin.so")
+	if err := os.MkdirAll(filepath.Dir(plugin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{plugin, filepath.Join(venv, "pyvenv.cfg")} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(venv, "bin")
+	path := strings.Join([]string{"/usr/bin", bin, "/bin"}, string(os.PathListSeparator))
+	for _, c := range []struct {
+		name, path, venv string
+		times            int // how often the plugin is in the answer
+	}{
+		{"on PATH", path, "", 1},
+		{"activated", "/usr/bin", venv, 1},
+		{"both, found once", path, venv, 1},
+		{"neither", "/usr/bin", "", 0},
+		{"a bin folder without pyvenv.cfg", filepath.Dir(plugin), "", 0},
+	} {
+		got := jaxCUDAPluginsIn("", c.path, c.venv)
+		if n := strings.Count(strings.Join(got, "\n"), plugin); n != c.times {
+			t.Errorf("%s: jaxCUDAPluginsIn(PATH=%q, VIRTUAL_ENV=%q) = %q, want %s %d time(s)", c.name, c.path, c.venv, got, plugin, c.times)
 		}
 	}
 }
