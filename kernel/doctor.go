@@ -193,6 +193,9 @@ func kernelSpecCheck(e *env, py *python) check {
 		if thptools.Goimports(have.Env[thptools.EnvVar]) != "" {
 			c.Value += "; goimports reads the cell builder's go env"
 		}
+		if thptools.GoNB(have.Env[thptools.EnvVar]) != "" {
+			c.Value += "; GoNB leaves go get to the cell builder"
+		}
 	}
 	current := reflect.DeepEqual(*have, want)
 	if files, err := specFiles(o, e.Go.GoBinary()); err == nil {

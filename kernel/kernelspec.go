@@ -59,12 +59,22 @@ type specOptions struct {
 	// machine never refuses go.mod's go line; "" leaves it unset.
 	Toolchain string
 	// THPTools is the directory of the huge-page builds of the toolchain's compile and link
-	// (kernel/internal/thptools) that warm cells build with; "" for the stock ones.
+	// (kernel/internal/thptools) that warm cells build with, and of the goimports and GoNB built
+	// beside them; "" for the stock ones.
 	THPTools string
 	// ByFolder starts GoNB through bin/attnbook-kernel, which serves the checkout the notebook's
 	// folder is in (Root only for notebooks outside any checkout). The user's spec does; the
 	// private spec of `kernel run` serves Root only.
 	ByFolder bool
+}
+
+// gonb is the GoNB the kernel runs: the one built with the tools for cells (it leaves its `go get`
+// to the cell builder), else the one installed in ToolDir.
+func (o specOptions) gonb() string {
+	if gonb := thptools.GoNB(o.THPTools); gonb != "" {
+		return gonb
+	}
+	return filepath.Join(o.ToolDir, "gonb")
 }
 
 // specOptions are the spec options for this checkout's Go and tools, serving root, written to
@@ -84,7 +94,7 @@ func (e *env) thpToolsDir() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return thptools.Dir(cache, e.Go.GOROOT, e.Go.GOVERSION, pinFor(e.Go.GOVERSION).Goimports), nil
+	return thptools.Dir(cache, e.Go.GOROOT, e.Go.GOVERSION, e.cellCommands()), nil
 }
 
 // cellBuildEnv is how every notebook cell builds, in the kernel spec's environment and in what
@@ -145,7 +155,7 @@ func wantNoXLA() bool { return backend.Choose().Name() == "go" }
 // notebooks' metadata asks for), serves every checkout on the machine, each notebook its own;
 // Root is only the default for notebooks outside any checkout.
 func newKernelSpec(o specOptions) kernelSpec {
-	argv := []string{filepath.Join(o.ToolDir, "gonb"), "--kernel", "{connection_file}"}
+	argv := []string{o.gonb(), "--kernel", "{connection_file}"}
 	if o.ByFolder {
 		argv[0] = filepath.Join(o.SpecDir, "bin", launcherName)
 	}
@@ -284,7 +294,7 @@ func specFiles(o specOptions, goBinary string) (map[string]specFile, error) {
 		"bin/" + goWireName: {content: []byte(goShim(goBinary)), mode: 0o755},
 	}
 	if o.ByFolder {
-		files["bin/"+launcherName] = specFile{content: []byte(folderLauncher(filepath.Join(o.ToolDir, "gonb"))), mode: 0o755}
+		files["bin/"+launcherName] = specFile{content: []byte(folderLauncher(o.gonb())), mode: 0o755}
 	}
 	return files, nil
 }

@@ -455,8 +455,9 @@ func TestGoShimHandsCellBuildsToCellBuild(t *testing.T) {
 		args               []string
 		want               string
 	}{
-		{gonbMod, gonbMod, fakeGo, []string{"build", "-o", "/t/gonb_1234abcd"}, "go build -o /t/gonb_1234abcd"},
+		// get first: a build runs go get's check too, and records it (cellbuild's goGet).
 		{gonbMod, gonbMod, fakeGo, []string{"get"}, "go get"},
+		{gonbMod, gonbMod, fakeGo, []string{"build", "-o", "/t/gonb_1234abcd"}, "go build -o /t/gonb_1234abcd"},
 		{gonbMod, gonbMod, fakeGo, []string{"env", "-json", "GOMOD", "GOROOT"}, "go env -json GOMOD GOROOT"},
 		{gonbMod, gonbMod, fakeGo, []string{"build", "-o", "/t/b", "-race"}, "wire build -o /t/b -race"},
 		{gonbMod, gonbMod, fakeGo, []string{"test", "-c", "-o", "/t/b"}, "wire test -c -o /t/b"},

@@ -56,6 +56,14 @@ func pinFor(goVersion string) toolPin {
 	return toolPins[len(toolPins)-1]
 }
 
+// cellCommands are the commands setup builds with changes for cells beside the huge-page compile
+// and link (kernel/internal/thptools): goimports and GoNB, at the versions pinned here, GoNB with
+// the dependencies the checkout's go.mod requires (as its tool line installs it).
+func (e *env) cellCommands() thptools.Commands {
+	return thptools.Commands{Goimports: pinFor(e.Go.GOVERSION).Goimports, GoNB: gonbVersion,
+		GoNBModFile: filepath.Join(e.Root, "go.mod")}
+}
+
 // aptPackages is what `setup` installs on Debian/Ubuntu when Jupyter is missing.
 var aptPackages = []string{"jupyter-notebook", "jupyter-client", "python3-nbclient", "jupyter-nbconvert", "python3-ipykernel"}
 
@@ -225,7 +233,7 @@ func buildTHPTools(ctx context.Context, e *env) (string, string, error) {
 	if err != nil {
 		return "skipped", "", fmt.Errorf("%w: %v: cells compile and link with the stock tools", errWarning, err)
 	}
-	built, err := thptools.Build(ctx, dir, e.Go.GoBinary(), pinFor(e.Go.GOVERSION).Goimports)
+	built, err := thptools.Build(ctx, dir, e.Go.GoBinary(), e.cellCommands())
 	switch {
 	case errors.Is(err, thptools.ErrUnsupported):
 		return "skipped", fmt.Sprintf("%v: cells compile and link with the stock tools", err), nil

@@ -22,7 +22,8 @@ import (
 // library that the module's Go files had at that `go get` or at one since with the same key.
 const goGetRecord = ".attnbook-go-get"
 
-// goGet is GoNB's `go get`, run before every cell's build. It runs the go command only when that
+// goGet is GoNB's `go get`, run before every cell's build: by the stock GoNB, and by build itself
+// (the GoNB setup builds runs none, kernel/internal/thptools). It runs the go command only when that
 // could change something: go.mod, go.sum, go.work or the repository's go.mod ($ATTNBOOK_ROOT)
 // differ from what the last `go get` that succeeded left, or a Go file imports a path outside the
 // standard library that was not imported at a `go get` since. Cells import different subsets of

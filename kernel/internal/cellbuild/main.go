@@ -148,8 +148,13 @@ func gonbModule() bool {
 	return strings.HasPrefix(line, "module gonb_")
 }
 
-// build is `go build -o out`.
+// build is `go build -o out`, after `go get`'s check (goGet): the GoNB setup builds leaves its
+// own `go get` to the build (kernel/internal/thptools); after the stock GoNB's the check finds
+// nothing to do.
 func build(goBin, out string) {
+	if code := goGet(goBin); code != 0 {
+		os.Exit(code)
+	}
 	err := fastBuild(goBin, out)
 	trace("fast build", err)
 	if err == nil {

@@ -77,7 +77,7 @@ func TestCellBuild(t *testing.T) {
 		switch {
 		case strings.Contains(trace, "fast build: ok"):
 			got = "fast"
-		case strings.Contains(trace, "record: ok"):
+		case strings.Contains(trace, "cellbuild: record: ok"):
 			got = "recorded"
 		}
 		if got != path {
@@ -357,6 +357,41 @@ func TestGetOffline(t *testing.T) {
 		if got := strings.Contains(string(out), "go run ./kernel setup"); got != c.wantHint {
 			t.Errorf("GOPROXY=%s: hint shown %v, want %v:\n%s", c.proxy, got, c.wantHint, out)
 		}
+	}
+}
+
+// TestBuildGets: a cell's build does what GoNB's `go get` would have first (the GoNB setup builds
+// runs none): a package of a module go.mod does not require yet is added, then built.
+func TestBuildGets(t *testing.T) {
+	goBin, helper, tmp := buildCommand(t)
+	mod := filepath.Join(tmp, "gonb_test")
+	if err := os.MkdirAll(mod, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module gonb_test\n\ngo 1.22\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := "package main\n\nimport (\n\t\"fmt\"\n\n\t\"github.com/pkg/errors\"\n)\n\nfunc main() { fmt.Println(errors.New(\"wrapped\")) }\n"
+	if err := os.WriteFile(filepath.Join(mod, "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	modcache, err := exec.Command(goBin, "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The module cache's downloads as the proxy: offline, as cells run, but able to add a module.
+	proxy := "GOPROXY=file://" + filepath.Join(strings.TrimSpace(string(modcache)), "cache", "download")
+	bin := filepath.Join(mod, "gonb_test")
+	cmd := exec.Command(helper, goBin, "build", "-o", bin)
+	cmd.Dir, cmd.Env = mod, append(os.Environ(), proxy, "GOSUMDB=off", "GOFLAGS=", "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build of a cell importing a module go.mod lacks (github.com/pkg/errors, in the module cache): %v\n%s", err, out)
+	}
+	if gomod, _ := os.ReadFile(filepath.Join(mod, "go.mod")); !strings.Contains(string(gomod), "github.com/pkg/errors v0.9.1") {
+		t.Errorf("go.mod after the build:\n%s\nwant github.com/pkg/errors v0.9.1 required", gomod)
+	}
+	if out, err := exec.Command(bin).Output(); err != nil || string(out) != "wrapped\n" {
+		t.Errorf("the program printed %q (%v), want \"wrapped\"", out, err)
 	}
 }
 

@@ -36,7 +36,7 @@ func residentTools(t *testing.T) (goBin, toolDir, tools string) {
 	goroot, toolDir, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	goBin = filepath.Join(goroot, "bin", "go")
 	tools = filepath.Join(t.TempDir(), "tools")
-	if _, err := thptools.Build(context.Background(), tools, goBin, ""); err != nil {
+	if _, err := thptools.Build(context.Background(), tools, goBin, thptools.Commands{}); err != nil {
 		t.Fatal(err)
 	}
 	if !thptools.Resident(tools, "compile") || !thptools.Resident(tools, "link") {

@@ -3,7 +3,8 @@
 // servers (kernel/internal/linkd). Warm cells compile and link with them
 // (kernel/internal/cellbuild). Beside them it builds the goimports GoNB runs on every cell, from
 // golang.org/x/tools with its heap on huge pages too and its `go env` answered from the cell
-// builder's cache (importsPatch).
+// builder's cache (importsPatch), and GoNB itself, which leaves its `go get` before every cell's
+// build to the cell builder's build (gonbPatch).
 //
 // Why: a warm cell is one compile and one link, and the link alone touches ~70 MB of fresh heap,
 // maps ~140 MB of package archives and writes a ~14 MB program. With 4 KiB pages that was ~20,000
@@ -103,16 +104,20 @@ func readGoEnv(ctx context.Context, goBinary string) (g goEnv, err error) {
 }
 
 // Dir is where Build puts the tools for the toolchain at goroot (of version goVersion, "go1.27.3")
-// and goimports of GoimportsModule at goimportsVersion ("" for none) under cacheDir: one directory
-// per toolchain, goimports version and patch.
-func Dir(cacheDir, goroot, goVersion, goimportsVersion string) string {
+// and the commands c under cacheDir: one directory per toolchain, commands' versions and patch.
+func Dir(cacheDir, goroot, goVersion string, c Commands) string {
 	h := sha256.New()
 	h.Write([]byte(goroot + "\n"))
-	for _, p := range slices.Concat(patches, []srcedit.Edit{importsPatch}) {
+	for _, p := range slices.Concat(patches, []srcedit.Edit{importsPatch, gonbPatch}) {
 		fmt.Fprintf(h, "%s %q\n", p.File, p.With)
 	}
-	if goimportsVersion != "" {
-		fmt.Fprintf(h, "goimports %s\n", goimportsVersion)
+	for _, cmd := range c.list() {
+		fmt.Fprintf(h, "%s %s\n", cmd.Name, cmd.Version)
+		if data, err := os.ReadFile(cmd.modFile); err == nil {
+			h.Write(data)
+		}
+	}
+	if c.Goimports != "" {
 		h.Write(goenvcache.Source)
 	}
 	if files, err := linkd.Overlay(goroot); err == nil {
@@ -174,11 +179,11 @@ func Lookup(dir, path string) string {
 }
 
 // Build builds Tools for goBinary's toolchain into dir (Dir of the cache, that toolchain's GOROOT and
-// version, and goimportsVersion), and goimports from GoimportsModule at goimportsVersion unless
-// that is "", unless they are there already, and reports whether it built them. It needs no
-// network: cmd/compile and cmd/link are in GOROOT with their dependencies (~2 min on 2 cores the
-// first time, seconds from the build cache after that), and x/tools must be in the module cache.
-func Build(ctx context.Context, dir, goBinary, goimportsVersion string) (bool, error) {
+// version, and c), and the commands c names, unless they are there already, and reports whether it
+// built them. It needs no network: cmd/compile and cmd/link are in GOROOT with their dependencies
+// (~2 min on 2 cores the first time, seconds from the build cache after that), and the commands'
+// modules must be in the module cache.
+func Build(ctx context.Context, dir, goBinary string, c Commands) (bool, error) {
 	g, err := readGoEnv(ctx, goBinary)
 	if err != nil {
 		return false, err
@@ -186,7 +191,7 @@ func Build(ctx context.Context, dir, goBinary, goimportsVersion string) (bool, e
 	if g.GOHOSTOS != "linux" || runtime.GOOS != "linux" {
 		return false, fmt.Errorf("%w: transparent huge pages are Linux's", ErrUnsupported)
 	}
-	if Ready(dir) && (goimportsVersion == "" || Goimports(dir) != "") {
+	if Ready(dir) && (c.Goimports == "" || Goimports(dir) != "") && (c.GoNB == "" || GoNB(dir) != "") {
 		return false, nil
 	}
 	files, err := Patch(g.GOROOT)
@@ -239,8 +244,8 @@ func Build(ctx context.Context, dir, goBinary, goimportsVersion string) (bool, e
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return false, fmt.Errorf("thptools: go %s: %w\n%s", strings.Join(args, " "), err, msg)
 	}
-	if goimportsVersion != "" {
-		if err := buildGoimports(ctx, g, goimportsVersion, tmp, bin, replace); err != nil {
+	for _, cmd := range c.list() {
+		if err := buildCommand(ctx, g, cmd, tmp, bin, replace); err != nil {
 			return false, err
 		}
 	}

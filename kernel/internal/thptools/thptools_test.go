@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -91,16 +92,20 @@ func TestBuild(t *testing.T) {
 	ctx := context.Background()
 	goBin := goBinary(t)
 	dir := filepath.Join(t.TempDir(), "tools")
-	stockGoimports, goimportsVersion := installedGoimports(t)
-	built, err := Build(ctx, dir, goBin, goimportsVersion)
+	stockGoimports, goimportsVersion := installed(t, "goimports", GoimportsModule)
+	stockGoNB, gonbVersion := installed(t, "gonb", GoNBModule)
+	built, err := Build(ctx, dir, goBin, Commands{Goimports: goimportsVersion, GoNB: gonbVersion, GoNBModFile: repoModFile(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !built || !Ready(dir) || (goimportsVersion != "") != (Goimports(dir) != "") {
-		t.Fatalf("Build: built %v, Ready %v, goimports %q", built, Ready(dir), Goimports(dir))
+	if !built || !Ready(dir) || (goimportsVersion != "") != (Goimports(dir) != "") || (gonbVersion != "") != (GoNB(dir) != "") {
+		t.Fatalf("Build: built %v, Ready %v, goimports %q, gonb %q", built, Ready(dir), Goimports(dir), GoNB(dir))
 	}
 	if goimportsVersion != "" {
 		t.Run("goimports", func(t *testing.T) { testGoimports(t, goBin, stockGoimports, Goimports(dir)) })
+	}
+	if gonbVersion != "" {
+		t.Run("gonb", func(t *testing.T) { testGoNB(t, stockGoNB, GoNB(dir), gonbVersion) })
 	}
 	g, err := readGoEnv(ctx, goBin)
 	if err != nil {
@@ -149,9 +154,10 @@ func TestBuild(t *testing.T) {
 	}
 }
 
-// installedGoimports is the goimports `kernel setup` installs (in $GOBIN, else $GOPATH/bin) and
-// the x/tools version it was built from; none (a skip, a failure with CI=true) outside setup.
-func installedGoimports(t *testing.T) (path, version string) {
+// installed is the command name `kernel setup` installs (in $GOBIN, else $GOPATH/bin) and the
+// version of module it was built from (its main module, or a dependency: GoNB is installed from
+// the repository's tool line); none (a skip, a failure with CI=true) outside setup.
+func installed(t *testing.T, name, module string) (path, version string) {
 	t.Helper()
 	out, err := exec.Command(goBinary(t), "env", "GOBIN", "GOPATH").Output()
 	if err == nil {
@@ -159,16 +165,42 @@ func installedGoimports(t *testing.T) (path, version string) {
 		if gobin == "" {
 			gobin = filepath.Join(strings.Split(gopath, string(os.PathListSeparator))[0], "bin")
 		}
-		path = filepath.Join(gobin, "goimports")
-		if info, err := buildinfo.ReadFile(path); err == nil && info.Main.Path == GoimportsModule {
-			return path, info.Main.Version
+		path = filepath.Join(gobin, name)
+		if info, err := buildinfo.ReadFile(path); err == nil {
+			for _, m := range append([]*debug.Module{&info.Main}, info.Deps...) {
+				if m.Path == module && m.Replace == nil {
+					return path, m.Version
+				}
+			}
 		}
 	}
 	if os.Getenv("CI") == "true" {
-		t.Fatalf("no goimports built from %s at %s (go run ./kernel setup installs it)", GoimportsModule, path)
+		t.Fatalf("no %s built from %s at %s (go run ./kernel setup installs it)", name, module, path)
 	}
-	t.Log("SKIPPING the goimports build: no goimports installed by `go run ./kernel setup`")
+	t.Logf("SKIPPING the %s build: none installed by `go run ./kernel setup`", name)
 	return "", ""
+}
+
+// testGoNB: the built GoNB reports the stock one's version and is GoNB's command (gonbPatch's
+// effect, no `go get` process a cell, is seen in the notebooks' runs: docs/benchmarks.md).
+func testGoNB(t *testing.T, stock, built, version string) {
+	v := func(gonb string) string {
+		out, err := exec.Command(gonb, "-V").CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s -V: %v\n%s", gonb, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	if got, want := v(built), v(stock); got != want || !strings.Contains(got, version) {
+		t.Errorf("the built GoNB says %q, the stock one %q (want %s)", got, want, version)
+	}
+	data, err := os.ReadFile(built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := buildinfo.Read(bytes.NewReader(data)); err != nil || info.Path != GoNBModule {
+		t.Errorf("the built GoNB's build info: %v (%v), want the command %s", info, err, GoNBModule)
+	}
 }
 
 // testGoimports: the built goimports writes what the stock one writes, and asks the go command
@@ -262,4 +294,13 @@ func TestResident(t *testing.T) {
 	if !Resident(dir, "/x/link") || !Resident(dir, "compile") || Resident(dir, "asm") {
 		t.Error("marker compile, link: want both, and only them")
 	}
+}
+
+// repoModFile is the repository's go.mod, whose tool line installs GoNB.
+func repoModFile(t *testing.T) string {
+	path, err := filepath.Abs("../../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
