@@ -334,16 +334,7 @@ func TestGoEnvCache(t *testing.T) {
 // failures are the go command's alone.
 func TestGetOffline(t *testing.T) {
 	goBin, helper, tmp := buildCommand(t)
-	mod := filepath.Join(tmp, "gonb_test")
-	if err := os.MkdirAll(mod, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module gonb_test\n\ngo 1.22\n\nrequire example.com/absent v1.0.0\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(mod, "main.go"), []byte("package main\n\nimport _ \"example.com/absent\"\n\nfunc main() {}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mod := writeGoNBModule(t, tmp, "require example.com/absent v1.0.0\n", "package main\n\nimport _ \"example.com/absent\"\n\nfunc main() {}\n")
 	for _, c := range []struct {
 		proxy    string
 		wantHint bool
@@ -364,17 +355,7 @@ func TestGetOffline(t *testing.T) {
 // runs none): a package of a module go.mod does not require yet is added, then built.
 func TestBuildGets(t *testing.T) {
 	goBin, helper, tmp := buildCommand(t)
-	mod := filepath.Join(tmp, "gonb_test")
-	if err := os.MkdirAll(mod, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module gonb_test\n\ngo 1.22\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	src := "package main\n\nimport (\n\t\"fmt\"\n\n\t\"github.com/pkg/errors\"\n)\n\nfunc main() { fmt.Println(errors.New(\"wrapped\")) }\n"
-	if err := os.WriteFile(filepath.Join(mod, "main.go"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mod := writeGoNBModule(t, tmp, "", "package main\n\nimport (\n\t\"fmt\"\n\n\t\"github.com/pkg/errors\"\n)\n\nfunc main() { fmt.Println(errors.New(\"wrapped\")) }\n")
 	modcache, err := exec.Command(goBin, "env", "GOMODCACHE").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -393,6 +374,22 @@ func TestBuildGets(t *testing.T) {
 	if out, err := exec.Command(bin).Output(); err != nil || string(out) != "wrapped\n" {
 		t.Errorf("the program printed %q (%v), want \"wrapped\"", out, err)
 	}
+}
+
+// writeGoNBModule writes a GoNB-like module into tmp/gonb_test: go.mod (module, go line, then
+// requires) and main.go.
+func writeGoNBModule(t *testing.T, tmp, requires, mainGo string) string {
+	t.Helper()
+	mod := filepath.Join(tmp, "gonb_test")
+	if err := os.MkdirAll(mod, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"go.mod": "module gonb_test\n\ngo 1.22\n\n" + requires, "main.go": mainGo} {
+		if err := os.WriteFile(filepath.Join(mod, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return mod
 }
 
 // buildCommand builds this command for a test, into the temporary directory tmp, with goBin, the
