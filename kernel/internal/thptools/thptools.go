@@ -179,10 +179,10 @@ func Lookup(dir, path string) string {
 }
 
 // Build builds Tools for goBinary's toolchain into dir (Dir of the cache, that toolchain's GOROOT and
-// version, and c), and those of the commands c names whose modules are in the module cache, unless
-// they are there already, and reports whether it built them. It needs no network: cmd/compile and
-// cmd/link are in GOROOT with their dependencies (~2 min on 2 cores the first time, seconds from
-// the build cache after that).
+// version, and c), and the commands c names, unless they are there already, and reports whether it
+// built them. It needs no network: cmd/compile and cmd/link are in GOROOT with their dependencies
+// (~2 min on 2 cores the first time, seconds from the build cache after that), and the commands'
+// modules must be in the module cache.
 func Build(ctx context.Context, dir, goBinary string, c Commands) (bool, error) {
 	g, err := readGoEnv(ctx, goBinary)
 	if err != nil {
@@ -191,15 +191,7 @@ func Build(ctx context.Context, dir, goBinary string, c Commands) (bool, error) 
 	if g.GOHOSTOS != "linux" || runtime.GOOS != "linux" {
 		return false, fmt.Errorf("%w: transparent huge pages are Linux's", ErrUnsupported)
 	}
-	// A command whose module the module cache lacks is left out (the stock one runs): the Docker
-	// image installs goimports with a module cache of its own, which it does not keep.
-	var cmds []command
-	for _, cmd := range c.list() {
-		if _, err := moduleDir(g.GOMODCACHE, cmd.Module, cmd.Version); err == nil {
-			cmds = append(cmds, cmd)
-		}
-	}
-	if Ready(dir) && !slices.ContainsFunc(cmds, func(cmd command) bool { return built(dir, cmd.Name) == "" }) {
+	if Ready(dir) && (c.Goimports == "" || Goimports(dir) != "") && (c.GoNB == "" || GoNB(dir) != "") {
 		return false, nil
 	}
 	files, err := Patch(g.GOROOT)
@@ -252,7 +244,7 @@ func Build(ctx context.Context, dir, goBinary string, c Commands) (bool, error) 
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return false, fmt.Errorf("thptools: go %s: %w\n%s", strings.Join(args, " "), err, msg)
 	}
-	for _, cmd := range cmds {
+	for _, cmd := range c.list() {
 		if err := buildCommand(ctx, g, cmd, tmp, bin, replace); err != nil {
 			return false, err
 		}

@@ -154,22 +154,6 @@ func TestBuild(t *testing.T) {
 	}
 }
 
-// TestBuildWithoutModule: a command whose module the module cache lacks (the Docker image keeps
-// no x/tools) is left out; the rest is built, once.
-func TestBuildWithoutModule(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("transparent huge pages are Linux's")
-	}
-	dir := filepath.Join(t.TempDir(), "tools")
-	c := Commands{Goimports: "v0.0.1-attnbook-absent"}
-	for i, want := range []bool{true, false} {
-		built, err := Build(context.Background(), dir, goBinary(t), c)
-		if err != nil || built != want || !Ready(dir) || Goimports(dir) != "" {
-			t.Fatalf("Build #%d: built %v (want %v), %v; Ready %v, goimports %q", i+1, built, want, err, Ready(dir), Goimports(dir))
-		}
-	}
-}
-
 // installed is the command name `kernel setup` installs (in $GOBIN, else $GOPATH/bin) and the
 // version of module it was built from (its main module, or a dependency: GoNB is installed from
 // the repository's tool line); none (a skip, a failure with CI=true) outside setup.
