@@ -22,9 +22,9 @@ import (
 // gets the newest gopls it can build. goimports is built from the golang.org/x/tools that gopls
 // requires, so one module download serves both.
 const (
-	gonbModule  = "github.com/janpfeifer/gonb"
+	gonbModule  = thptools.GoNBModule
 	gonbVersion = "v0.11.5"
-	toolsModule = "golang.org/x/tools"
+	toolsModule = thptools.GoimportsModule
 	goplsModule = "golang.org/x/tools/gopls"
 )
 

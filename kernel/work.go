@@ -74,10 +74,12 @@ func cmdWork(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-// workspaceOptions: notebooks/ into work/, with the language_info the installed GoNB reports.
+// workspaceOptions: notebooks/ into work/, with the language_info the GoNB the kernel spec starts
+// reports (setup's build beside the cell tools, built without the user's GOEXPERIMENT, or the
+// installed one).
 func (e *env) workspaceOptions() workspace.Options {
 	return workspace.Options{Course: filepath.Join(e.Root, "notebooks"), Work: filepath.Join(e.Root, workDir),
-		LanguageInfo: kernelLanguageInfo(filepath.Join(e.Go.ToolDir(), "gonb"))}
+		LanguageInfo: kernelLanguageInfo(e.specOptions("", e.Root).gonb())}
 }
 
 // syncWorkspace brings the workspace up to date, prints what changed, and with sign signs the
