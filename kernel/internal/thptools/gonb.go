@@ -10,8 +10,8 @@ const GoNBModule = "github.com/janpfeifer/gonb"
 // gonbPatch: before every cell's build GoNB runs `go get` (after goimports), a process of the cell
 // builder that finds nothing to do almost every time (~10 ms a cell on a guest whose first touch
 // of a page costs 11.6 µs). With it GoNB leaves that to the build, whose cell builder runs the
-// same check first (kernel/internal/cellbuild); `%test` cells, built by `go test`, which the cell
-// builder passes on, keep GoNB's `go get`, and so does `%autoget` turned off and on again.
+// same check first (kernel/internal/cellbuild). `%test` cells, built by `go test`, which the cell
+// builder passes on, keep GoNB's `go get` (`%noautoget` still turns it off for them).
 var gonbPatch = srcedit.Edit{File: "internal/goexec/execcode.go",
 	Anchor: "\t// Download missing dependencies.\n\tif !s.AutoGet {\n",
 	With:   "\t// Download missing dependencies.\n\tif !s.AutoGet || !s.CellIsTest { // attnbook: the cell builder's go build runs go get's check first\n"}
