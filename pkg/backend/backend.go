@@ -194,18 +194,65 @@ func Chosen() Choice {
 	return sharedChoice
 }
 
-// newBackend is compute.NewWithConfig with its panics (unknown backend name) turned into errors.
+// newBackend is compute.NewWithConfig of cudaConfig(config) with its panics (unknown backend
+// name) turned into errors.
 func newBackend(config string) (b compute.Backend, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
+	config, quiet := cudaConfig(config, dirExists)
+	if quiet && os.Getenv(cudaChecksEnvVar) == "" {
+		os.Setenv(cudaChecksEnvVar, "0")
+	}
 	return compute.NewWithConfig(config)
 }
 
+// cudaChecksEnvVar switches off go-xla's check for NVIDIA's libraries beside a CUDA plugin.
+const cudaChecksEnvVar = "GOPJRT_CUDA_CHECKS"
+
+// cudaConfig adjusts an XLA configuration whose plugin is a CUDA one (its name or path says
+// "cuda" or "nvidia", as go-xla's pjrt.IsCUDAName decides) in two ways:
+//
+//   - Float32 products at full float32 precision: go-xla v0.4.13 multiplies float32 on CUDA in
+//     TF32 (10-bit mantissa) unless the configuration says otherwise; PyTorch does not
+//     (torch.backends.cuda.matmul.allow_tf32 is off by default), and the course prints PyTorch's
+//     numbers. On an NVIDIA H200 (JAX's CUDA 13 plugin) TF32 put the chapter's attention output
+//     3.6e-4 (normwise relative) away from PyTorch's. So ",notf32" is added unless the
+//     configuration already says "tf32" or "notf32" (",tf32" keeps GoMLX's fast default).
+//   - quiet reports a JAX plugin in a Python environment's layout (site-packages/jax_plugins/
+//     xla_cuda*/xla_cuda_plugin.so with NVIDIA's wheels in site-packages/nvidia, which the plugin
+//     finds by its own RPATH): go-xla looks for the libraries one folder lower only and warns
+//     that they are missing when they are not. The caller then sets GOPJRT_CUDA_CHECKS=0.
+func cudaConfig(config string, isDir func(string) bool) (adjusted string, quiet bool) {
+	name, rest, _ := strings.Cut(config, ":")
+	if name != "xla" {
+		return config, false
+	}
+	plugin, options, _ := strings.Cut(rest, ",")
+	if up := strings.ToUpper(plugin); !strings.Contains(up, "CUDA") && !strings.Contains(up, "NVIDIA") {
+		return config, false
+	}
+	adjusted = config
+	if opts := strings.Split(options, ","); !slices.Contains(opts, "tf32") && !slices.Contains(opts, "notf32") &&
+		!slices.ContainsFunc(opts, func(o string) bool { return strings.HasPrefix(o, "tf32=") }) {
+		adjusted += ",notf32"
+	}
+	if filepath.IsAbs(plugin) && filepath.Base(filepath.Dir(filepath.Dir(plugin))) == "jax_plugins" {
+		quiet = isDir(filepath.Join(filepath.Dir(plugin), "../../nvidia"))
+	}
+	return adjusted, quiet
+}
+
+func dirExists(dir string) bool {
+	fi, err := os.Stat(dir)
+	return err == nil && fi.IsDir()
+}
+
 // New starts the backend of config as Default starts its choice: GoMLX's panics (an unknown
-// backend name) turned into errors, nothing downloaded. For programs that compare several
+// backend name) turned into errors, nothing downloaded, float32 products on CUDA at full
+// precision as PyTorch's (no TF32: cudaConfig). For programs that compare several
 // backends side by side (the benchmark); notebooks use Default.
 //
 // The pure-Go backend starts as config says; Default gives it [GoConfig]. (Until compute v0.1.6

@@ -130,3 +130,31 @@ func TestJAXCUDAPluginsInVirtualEnvOnPath(t *testing.T) {
 		}
 	}
 }
+
+func TestCUDAConfig(t *testing.T) {
+	jax := "/opt/torch/.venv/lib/python3.12/site-packages/jax_plugins/xla_cuda13/xla_cuda_plugin.so"
+	nvidia := "/opt/torch/.venv/lib/python3.12/site-packages/nvidia"
+	for _, c := range []struct {
+		config, want string
+		libs         bool // site-packages/nvidia exists
+		quiet        bool
+	}{
+		{"go", "go", true, false},
+		{"go:num_executors=2", "go:num_executors=2", true, false},
+		{"xla:cpu", "xla:cpu", true, false},
+		{"xla:cuda", "xla:cuda,notf32", true, false},
+		{"xla:cuda,tf32", "xla:cuda,tf32", true, false},
+		{"xla:cuda,tf32=true", "xla:cuda,tf32=true", true, false},
+		{"xla:cuda,notf32", "xla:cuda,notf32", true, false},
+		{"xla:cuda,preallocate", "xla:cuda,preallocate,notf32", true, false},
+		{"xla:/usr/local/lib/go-xla/pjrt_c_api_cuda_plugin.so", "xla:/usr/local/lib/go-xla/pjrt_c_api_cuda_plugin.so,notf32", true, false},
+		{"xla:" + jax, "xla:" + jax + ",notf32", true, true},
+		{"xla:" + jax, "xla:" + jax + ",notf32", false, false},
+	} {
+		isDir := func(dir string) bool { return c.libs && filepath.Clean(dir) == nvidia }
+		got, quiet := cudaConfig(c.config, isDir)
+		if got != c.want || quiet != c.quiet {
+			t.Errorf("cudaConfig(%q) with site-packages/nvidia=%v = %q, %v; want %q, %v", c.config, c.libs, got, quiet, c.want, c.quiet)
+		}
+	}
+}

@@ -84,7 +84,9 @@ func TestKVCacheFused(t *testing.T) {
 
 // TestKVCacheLogits: the logits of every cached step equal the full-context path's logits at the
 // same position within 1e-5 (float32 rounding of products of other shapes), and the prefill's
-// equal them exactly (the same graph functions on the same shapes).
+// equal them exactly on the pure-Go backend (the same graph functions on the same shapes, run op
+// by op). XLA compiles the prefill, which also returns the cache, as another program and may fuse
+// it otherwise: there the prefill is held to 1e-5 too (on an H200 it differed by 4.8e-7).
 func TestKVCacheLogits(t *testing.T) {
 	m, _ := tinyModel(t, 20)
 	T, V := m.Config().BlockSize, m.Config().VocabSize
@@ -98,8 +100,11 @@ func TestKVCacheLogits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := tensors.MustCopyFlatData[float32](prefill); !slices.Equal(got, want) {
+	got := tensors.MustCopyFlatData[float32](prefill)
+	if exact := backend.IsGo(m.backend); exact && !slices.Equal(got, want) {
 		t.Errorf("prefill of the whole block: max difference %g from the full path, want 0", maxAbsDiff(got, want))
+	} else if d := maxAbsDiff(got, want); !exact && d > 1e-5 {
+		t.Errorf("prefill of the whole block on %s: max difference %g from the full path, want <= 1e-5", m.backend, d)
 	}
 	var cache []*tensors.Tensor // empty: the steps start at position 0
 	worst := 0.0
