@@ -120,15 +120,16 @@ func cmdSetup(ctx context.Context, e *env, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	if err := setup(ctx, e); err != nil {
+	if _, err := setup(ctx, e); err != nil {
 		fmt.Fprintf(e.Stderr, "setup: %v\n", err)
 		return exitMissing
 	}
 	return exitOK
 }
 
-// setup runs the steps, printing each with its time and a summary.
-func setup(ctx context.Context, e *env) error {
+// setup runs the steps, printing each with its time and a summary. It returns the names of the
+// steps that warned (setup went on without what they do) and the first failure.
+func setup(ctx context.Context, e *env) (warned []string, err error) {
 	start := time.Now()
 	if !e.Quiet {
 		fmt.Fprintf(e.Stdout, "setup: attnbook at %s\n", e.Root)
@@ -142,6 +143,9 @@ func setup(ctx context.Context, e *env) error {
 	}
 	steps = append(steps,
 		step{"Jupyter", func(ctx context.Context) (string, string, error) { return ensureJupyter(ctx, e) }},
+		// modules before thp tools: they build GoNB offline from the module cache, with the
+		// versions go.mod requires (on a fresh machine, before: GoNB's build missed x/sys v0.6.0).
+		step{"modules", func(ctx context.Context) (string, string, error) { return downloadModules(ctx, e) }},
 		step{"thp tools", func(ctx context.Context) (string, string, error) { return buildTHPTools(ctx, e) }},
 		step{"kernel spec", func(ctx context.Context) (string, string, error) {
 			did, detail, err := registerKernel(ctx, e)
@@ -150,7 +154,6 @@ func setup(ctx context.Context, e *env) error {
 		}},
 		step{"trust", func(ctx context.Context) (string, string, error) { return trustNotebooks(ctx, e) }},
 		step{"corpus", func(ctx context.Context) (string, string, error) { return ensureCorpus(ctx, e) }},
-		step{"modules", func(ctx context.Context) (string, string, error) { return downloadModules(ctx, e) }},
 		step{"build cache", func(ctx context.Context) (string, string, error) { return warmBuildCache(ctx, e) }},
 	)
 	var results []stepResult
@@ -182,7 +185,7 @@ func setup(ctx context.Context, e *env) error {
 // errWarning marks a step failure that does not stop setup.
 var errWarning = errors.New("warning")
 
-func summarize(e *env, results []stepResult, start time.Time, spec string) error {
+func summarize(e *env, results []stepResult, start time.Time, spec string) ([]string, error) {
 	var did, failed, warned []string
 	ok := 0
 	for _, r := range results {
@@ -210,7 +213,7 @@ func summarize(e *env, results []stepResult, start time.Time, spec string) error
 	fmt.Fprintln(e.Stdout, line)
 	for _, r := range results {
 		if r.Err != nil && !errors.Is(r.Err, errWarning) {
-			return fmt.Errorf("%s: %w", r.Name, r.Err)
+			return warned, fmt.Errorf("%s: %w", r.Name, r.Err)
 		}
 	}
 	if spec != "" && !e.Quiet {
@@ -223,7 +226,7 @@ func summarize(e *env, results []stepResult, start time.Time, spec string) error
 			fmt.Fprintln(e.Stdout)
 		}
 	}
-	return nil
+	return warned, nil
 }
 
 // buildTHPTools builds the toolchain's compile and link with their heap on huge pages, for warm

@@ -38,7 +38,7 @@ func cmdUp(ctx context.Context, e *env, args []string) int {
 		return upLab(ctx, e, *port, *image, *browser)
 	}
 	e.Quiet = true
-	if err := setup(ctx, e); err != nil {
+	if _, err := setup(ctx, e); err != nil {
 		fmt.Fprintf(e.Stderr, "up: %v\n", err)
 		return exitMissing
 	}
