@@ -74,7 +74,8 @@ func moduleDir(gomodcache, path, version string) (string, error) {
 // module cache, and the go command gets an empty module cache of its own, as it refuses an overlay
 // of files under GOMODCACHE. What the module graph needs beyond those (the go.mod files of older
 // versions that modules without graph pruning require, GoNB's x/sys v0.6.0 by go-isatty) it reads
-// from the module cache's downloads as a file proxy; they were checked when downloaded.
+// from the module cache's downloads as a file proxy; they were checked when downloaded (setup's
+// modules step, `go mod download` of the repository's whole graph, runs first and fetches them).
 func buildCommand(ctx context.Context, g goEnv, c command, tmp, bin string, overlay map[string]string) error {
 	dir, err := moduleDir(g.GOMODCACHE, c.Module, c.Version)
 	if err != nil {
