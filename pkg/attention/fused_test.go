@@ -3,6 +3,7 @@ package attention
 import (
 	"fmt"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -134,7 +135,7 @@ func TestFastCausalMultiHead(t *testing.T) {
 					p("W_value.weight"), p("W_value.bias"), p("out_proj.weight"), p("out_proj.bias"))
 			}, x)
 			m.SetFast(true)
-			assertClose(t, c.name+" FastCausalMultiHead vs SetFast", got, m.Forward(x), 0)
+			assertClose(t, c.name+" FastCausalMultiHead vs SetFast", got, m.Forward(x), sameMathTol(t))
 			assertClose(t, c.name+" FastCausalMultiHead vs PyTorch", got, golden(t, c.out), relTol)
 		})
 	}
@@ -184,6 +185,9 @@ func TestFusedErrors(t *testing.T) {
 // (see TestFusedCausalIsGoMLXCore) to keep them out; tests may import them.
 func TestNoGoMLXLayers(t *testing.T) {
 	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil && os.Getenv("CI") != "true" {
+		t.Skipf("SKIPPED: TestNoGoMLXLayers needs the go command that built this test (%v)", err)
+	}
 	out, err := exec.Command(goBin, "list", "-tags", "noxla", "-deps", ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list -deps: %v\n%s", err, out)

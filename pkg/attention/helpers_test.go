@@ -177,6 +177,16 @@ func runCtx(t testing.TB, store *model.Store, fn func(scope *model.Scope, in []*
 	return out
 }
 
+// sameMathTol is the bound between two graphs of one computation (a module's graph and the same
+// math built another way): 0, bit for bit, on the pure-Go backend, which runs each op as written;
+// relTol on XLA, which fuses and folds each graph its own way (6e-8 and 1.2e-7 apart on an H200).
+func sameMathTol(t testing.TB) float64 {
+	if backend.IsGo(testBackend(t)) {
+		return 0
+	}
+	return relTol
+}
+
 // flat returns t's float32 values.
 func flat(t *tensors.Tensor) []float32 { return tensors.MustCopyFlatData[float32](t) }
 

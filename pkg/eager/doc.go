@@ -88,5 +88,6 @@
 // Linear adds the bias after the sum, as PyTorch does. Sum follows PyTorch's order for fewer
 // than 8 elements along the last dimension and adds left to right otherwise; Softmax agrees
 // with PyTorch to 2 ulp (its vectorized exp rounds differently). On XLA the backend chooses
-// the order of sums.
+// the order of sums: on an NVIDIA H200 (xla:cuda) sums, means and softmax land up to 6 ulp from
+// PyTorch's CPU results (relative 5.1e-7), within the course's 1e-6 (TestOtherULPs).
 package eager

@@ -39,12 +39,12 @@ func ExampleSoftmax() {
 	scores := eager.Tensor([][]float64{{1, 2, 3}, {0, 0, math.Inf(-1)}})
 	weights := eager.Softmax(scores, -1)
 	fmt.Printf("%.4f\n", weights.Value())
-	fmt.Println("row sums:", eager.String(eager.Sum(weights, -1, false)))
+	fmt.Printf("row sums: %.4f\n", eager.Sum(weights, -1, false).Value())
 	// A row of -inf has nothing to normalize: NaN, like PyTorch.
 	fmt.Println(eager.String(eager.Softmax(eager.Full(math.Inf(-1), 1, 2), -1)))
 	// Output:
 	// [[0.0900 0.2447 0.6652] [0.5000 0.5000 0.0000]]
-	// row sums: [1 1]
+	// row sums: [1.0000 1.0000]
 	// [[NaN NaN]]
 }
 
