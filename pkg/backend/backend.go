@@ -235,8 +235,8 @@ func cudaConfig(config string, isDir func(string) bool) (adjusted string, quiet 
 		return config, false
 	}
 	adjusted = config
-	if opts := strings.Split(options, ","); !slices.Contains(opts, "tf32") && !slices.Contains(opts, "notf32") &&
-		!slices.ContainsFunc(opts, func(o string) bool { return strings.HasPrefix(o, "tf32=") }) {
+	saysTF32 := func(o string) bool { return o == "tf32" || o == "notf32" || strings.HasPrefix(o, "tf32=") }
+	if !slices.ContainsFunc(strings.Split(options, ","), saysTF32) {
 		adjusted += ",notf32"
 	}
 	if filepath.IsAbs(plugin) && filepath.Base(filepath.Dir(filepath.Dir(plugin))) == "jax_plugins" {
