@@ -4,41 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/attnbook/attnbook/pkg/backend"
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/shapes"
 	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
 )
-
-// This file holds two ways around slow paths of GoMLX v0.28.8's pure-Go backend ("go",
-// github.com/gomlx/compute v0.1.6). repeatLeading gives exactly the values of a broadcast;
-// fusedSoftmax serves only sizes the seeds never reach (see StableSoftmax).
-
-// repeatLeading returns x `[dims[k:]...]` repeated over the leading axes `dims[:k]`: the result
-// is `[dims...]`, what BroadcastToDims(ExpandLeftToRank(x, len(dims)), dims...) gives. On the
-// pure-Go backend it concatenates copies of x, which that backend does with one block copy per
-// copy, where its BroadcastInDim computes an index for every element (slow for a causal mask
-// broadcast to `[8, 12, 1024, 1024]`). Elsewhere it broadcasts.
-func repeatLeading(x *Node, dims ...int) *Node {
-	k := len(dims) - x.Rank()
-	n := 1
-	for _, d := range dims[:k] {
-		n *= d
-	}
-	if n == 1 || !onGoBackend(x) {
-		return BroadcastToDims(ExpandLeftToRank(x, len(dims)), dims...)
-	}
-	one := InsertAxes(x, 0) // [1, dims[k:]...]
-	copies := make([]*Node, n)
-	for i := range copies {
-		copies[i] = one
-	}
-	tiled := Concatenate(copies, 0) // [n, dims[k:]...]
-	return Reshape(tiled, dims...)
-}
-
-// onGoBackend reports whether x's graph runs on the pure-Go backend.
-func onGoBackend(x *Node) bool { return backend.IsGo(x.Graph().Backend()) }
 
 // fusedSoftmax is the softmax over the last axis of x as the backend's one fused op, with the
 // gradient dx = y ⊙ (v − Σ v ⊙ y) computed from the fused output y (registered for the fused

@@ -10,26 +10,6 @@ import (
 	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // GoMLX's graph DSL is written dot-imported.
 )
 
-// TestRepeatLeading: the concatenated copies equal the broadcast, for one, several and no
-// leading axes.
-func TestRepeatLeading(t *testing.T) {
-	x := torchrand.New(3).Randn(3, 5)
-	for _, dims := range [][]int{{3, 5}, {1, 3, 5}, {7, 3, 5}, {2, 3, 3, 5}} {
-		got := flat(run(t, func(in []*Node) *Node { return repeatLeading(in[0], dims...) }, x))
-		want := flat(run(t, func(in []*Node) *Node {
-			return BroadcastToDims(ExpandLeftToRank(in[0], len(dims)), dims...)
-		}, x))
-		if len(got) != len(want) {
-			t.Fatalf("dims %v: %d values, want %d", dims, len(got), len(want))
-		}
-		for i := range got {
-			if got[i] != want[i] {
-				t.Fatalf("dims %v: value %d = %v, broadcast gives %v", dims, i, got[i], want[i])
-			}
-		}
-	}
-}
-
 // TestFusedSoftmaxVJPAxis: the registered gradient serves the last axis only; a fused softmax
 // over another axis fails with an error naming the node instead of a wrong gradient.
 func TestFusedSoftmaxVJPAxis(t *testing.T) {

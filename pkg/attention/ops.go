@@ -209,7 +209,7 @@ func MaskFill(scores, mask *Node, value float64) *Node {
 		argPanic(fn, "mask", "shape %s does not match the last axes of scores shape %s", mask.Shape(), scores.Shape())
 	}
 	if mask.Rank() < scores.Rank() {
-		mask = repeatLeading(mask, sd...) // [..., Tq, Tk]
+		mask = BroadcastToDims(ExpandLeftToRank(mask, len(sd)), sd...) // [..., Tq, Tk]
 	}
 	return Where(mask, Scalar(scores.Graph(), scores.DType(), value), scores)
 }
