@@ -70,10 +70,9 @@
 //
 // # Backend
 //
-// Modules run on the process-wide backend of pkg/backend (backend.Default). Its pure-Go backend
-// ("go") runs with sequential op scheduling, because GoMLX's parallel scheduling still
-// deadlocks (v0.28.8) when as many large matrix products become ready at once as it has worker
-// slots — as in HeadList's projections on a 2-CPU machine; see pkg/backend.
+// Modules run on the process-wide backend of pkg/backend (backend.Default): XLA where a PJRT
+// plugin is installed, else the pure-Go backend as backend.GoConfig starts it (one graph executor
+// per core on small machines); see pkg/backend.
 //
 // Forward and Call compile one graph per input shape (and mode) and keep up to 1024 of them in
 // the module, releasing the least recently used beyond: token-by-token generation runs every
