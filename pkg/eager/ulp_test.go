@@ -165,8 +165,8 @@ func TestOtherULPs(t *testing.T) {
 		}
 		if onGo && st.maxULP > 2 {
 			t.Errorf("%s: %s; the package documentation promises 2 ulp", op, st)
-		} else if !onGo && st.maxRel > 1e-6 {
-			t.Errorf("%s on %s: %s; the package documentation promises a relative 1e-6 there", op, b, st)
+		} else if !onGo && st.maxRel > maxRelErr {
+			t.Errorf("%s on %s: %s; the package documentation promises a relative %g there", op, b, st, maxRelErr)
 		}
 	}
 	t.Logf("float32 operations that are not bit-exact (%s):\n%s", simdNote(), strings.Join(lines, "\n"))
