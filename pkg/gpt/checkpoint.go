@@ -35,7 +35,7 @@ const (
 // dir is replaced as a whole: the checkpoint is first written to a new sibling folder, which then
 // takes dir's place, so an interrupted Save never leaves a half-written checkpoint behind.
 //
-// (GoMLX v0.28.8 reads and writes no safetensors; its own checkpoint format is what it restores
+// (GoMLX v0.28.16 reads and writes no safetensors; its own checkpoint format is what it restores
 // lazily into a store.)
 func (m *Model) Save(dir string) error {
 	if err := checkModel(m, "Model.Save"); err != nil {
