@@ -186,10 +186,10 @@ func (f *flashGraph) scores(i, j int, after *Node) *Node {
 // its rows, lse_t = max + log Σ exp(score − max) `[B, H, Tq, 1]`.
 //
 // The softmax is the backend's fused one (see StableSoftmax) where it has it: one pass per row,
-// where the softmax written op by op makes several over the whole tile. The extra key gets the weight e = 1/(l + 1), l = Σ exp(score − max) ≥ 1: the row's
-// sum comes out of the softmax itself, as 1/e − 1, without a second pass over the tile (a
-// ReduceMax of the weights took 15% longer at GPT-2's size); p's first Tk columns are the
-// weights times l/(l + 1) = 1 − e.
+// where the softmax written op by op makes several over the whole tile. The extra key gets the
+// weight e = 1/(l + 1), l = Σ exp(score − max) ≥ 1: the row's sum comes out of the softmax
+// itself, as 1/e − 1, without a second pass over the tile (a ReduceMax of the weights took 15%
+// longer at GPT-2's size); p's first Tk columns are the weights times l/(l + 1) = 1 − e.
 func (f *flashGraph) tile(i, j int, after *Node) (p, lse *Node) {
 	s := f.scores(i, j, after)                            // [B, H, Tq, Tk]
 	tileMax := ReduceAndKeep(s, ReduceMax, -1)            // [B, H, Tq, 1]
