@@ -179,7 +179,7 @@ func playFirstHour(t *testing.T, fe frontEnd, shots *screenshots, clone string) 
 		fe.scrollTo(t, check)
 		shots.take(t, "04-08-wrong")
 		// Right: the solution's answer cell.
-		solution := solutionCell(t, clone, "func copyV2IntoV1")
+		solution := notebookCell(t, clone, "08_exercises_solutions.ipynb", "func copyV2IntoV1")
 		fe.setSource(t, answer, solution)
 		if got := verdict(); !strings.Contains(got, "✓") || strings.Contains(got, "not yet") {
 			t.Errorf("exercise 1 solved: the check printed\n%s\nwant ✓", got)
@@ -205,12 +205,22 @@ func playFirstHour(t *testing.T, fe frontEnd, shots *screenshots, clone string) 
 			t.Error("opening notebook 10 left unsaved changes")
 		}
 		training := fe.find(t, "trainer.Run(gpt.RunOptions")
+		// The short run's 30 steps took 0.1 s on an idle Zen 5 (2026-12-05), less than an interrupt
+		// took to arrive there (it stopped a longer run after 37 steps): as a student may, the
+		// settings cell asks for more steps, so that an interrupt sent when the progress display
+		// shows lands mid-run on every machine (1000 short steps: about 2 s there).
+		const shortSteps = "tc.MaxIters, tc.LRDecayIters, tc.EvalInterval, tc.EvalIters = 30, 30, 10, 2"
+		settings := notebookCell(t, clone, "10_train_a_gpt.ipynb", "func settings(")
+		if !strings.Contains(settings, shortSteps) {
+			t.Fatalf("notebook 10's settings cell no longer holds %q:\n%s", shortSteps, settings)
+		}
+		fe.setSource(t, fe.find(t, "func settings("), strings.Replace(settings, shortSteps,
+			"tc.MaxIters, tc.LRDecayIters, tc.EvalInterval, tc.EvalIters = 1000, 1000, 100, 2", 1))
 		for _, frag := range []string{"func settings(", "func shakespeare()", "m.StateDict()", "loss before training"} {
 			fe.run(t, fe.find(t, frag), 10*time.Minute)
 		}
-		// Train, and interrupt as soon as the progress display shows: it appears before the first
-		// estimate and the training step's compilation, so the interrupt lands before the last
-		// step even on an idle machine, where the short run's 30 steps take well under a second.
+		// Train, and interrupt as soon as the progress display shows (before the first estimate
+		// and the training step's compilation).
 		fe.start(t, training)
 		began := time.Now()
 		interrupted := false
@@ -296,10 +306,11 @@ func outputChars(outputs []map[string]any) int {
 	return n
 }
 
-// solutionCell is the source of the cell of notebooks/08_exercises_solutions.ipynb holding fragment.
-func solutionCell(t *testing.T, clone, fragment string) string {
+// notebookCell is the source of the cell of the course notebook name (in clone's notebooks/)
+// holding fragment.
+func notebookCell(t *testing.T, clone, name, fragment string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(clone, "notebooks", "08_exercises_solutions.ipynb"))
+	data, err := os.ReadFile(filepath.Join(clone, "notebooks", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +336,7 @@ func solutionCell(t *testing.T, clone, fragment string) string {
 			return src
 		}
 	}
-	t.Fatalf("no cell of the solutions holds %q", fragment)
+	t.Fatalf("no cell of %s holds %q", name, fragment)
 	return ""
 }
 
