@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/attnbook/attnbook/internal/nbrun"
+	"github.com/attnbook/attnbook/internal/nbrun/ipynb"
 	"github.com/attnbook/attnbook/pkg/gpt"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
@@ -310,29 +311,12 @@ func outputChars(outputs []map[string]any) int {
 // holding fragment.
 func notebookCell(t *testing.T, clone, name, fragment string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(clone, "notebooks", name))
+	nb, err := ipynb.Load(filepath.Join(clone, "notebooks", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var nb struct {
-		Cells []struct {
-			Source any `json:"source"`
-		} `json:"cells"`
-	}
-	if err := json.Unmarshal(data, &nb); err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range nb.Cells {
-		var src string
-		switch s := c.Source.(type) {
-		case string:
-			src = s
-		case []any:
-			for _, l := range s {
-				src += fmt.Sprint(l)
-			}
-		}
-		if strings.Contains(src, fragment) {
+		if src := string(c.Source); strings.Contains(src, fragment) {
 			return src
 		}
 	}
