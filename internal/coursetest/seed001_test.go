@@ -444,7 +444,7 @@ var seed001Extras03 = []Printed{
 }
 
 var seed001Pictures03 = []Picture{
-	{"// PyTorch cell [24]", []string{"torch.tril(ones)", "1: may attend", "0: future, hidden", ">journey<"}},
+	{"// PyTorch cell [24]", []string{"torch.tril(ones)", ">1: may attend<", ">0: future, hidden<", ">journey<"}},
 	{`a, b := MaskedSimpleNorm(), CausalWeights()`, []string{"softmax, × tril, renormalise", "masked_fill(−inf), softmax", ">0.55<", ">0.45<", "masked"}},
 	{`dropped := torchrand.New(123).Dropout(example, 0.5)`, []string{"ones(6, 6)", "Dropout(0.5), seed 123", "dropped (dropout)"}},
 	{`dropped := torchrand.New(123).Dropout(attnWeights, 0.5)`, []string{"causal weights after Dropout(0.5)", "dropped (dropout)", ">0.76<"}},

@@ -18,8 +18,8 @@ type MaskBuilder struct {
 	name                 string // the function named in errors, when not MaskView
 }
 
-// MaskView draws a `[T_q, T_k]` mask — bool, or numeric where non-zero counts as true — as
-// dark (true / non-zero) and light (false / 0) cells, with the values written up to 16×16.
+// MaskView draws a `[T_q, T_k]` mask — bool, or numeric holding only 0 and 1 — as dark (true / 1)
+// and light (false / 0) cells, with the values written up to 16×16.
 // Use Meaning to say what true means for this mask: torch.triu(ones, diagonal=1).bool()
 // marks hidden cells, torch.tril(ones) marks visible ones.
 func MaskView(mask *tensors.Tensor) *MaskBuilder {
@@ -94,9 +94,10 @@ func (b *MaskBuilder) Done() (string, error) {
 	}
 	m.rowLabels, m.colLabels = rl, cl
 	m = downsample(m, DefaultMaxCells)
-	on, off := "True", "False"
+	// A numeric mask holds only 0 and 1 (checkMaskValues): the legend names those values.
+	on, off, share := "True", "False", "True"
 	if v.kind != kindBool {
-		on, off = "non-zero", "0"
+		on, off, share = "1", "0", "non-zero"
 	}
 	showValues := m.rows <= 16 && m.cols <= 16
 	fmtNum := cellNumber([]*matrix{{v: orig, masked: make([]bool, len(orig))}})
@@ -123,7 +124,7 @@ func (b *MaskBuilder) Done() (string, error) {
 		tip := fmt.Sprintf("“%s” → “%s”: %s", clip(m.rowLabels[i], tipRunes), clip(m.colLabels[j], tipRunes), text)
 		if m.blockR > 1 || m.blockC > 1 {
 			text = ""
-			tip = fmt.Sprintf("rows %s → columns %s: %.0f%% %s", m.rowLabels[i], m.colLabels[j], 100*frac, on)
+			tip = fmt.Sprintf("rows %s → columns %s: %.0f%% %s", m.rowLabels[i], m.colLabels[j], 100*frac, share)
 		}
 		return cellLook{fill: c.String(), text: text, textFill: textOn(c), class: cls, tip: tip}
 	}
@@ -154,7 +155,7 @@ func (b *MaskBuilder) Done() (string, error) {
 	}}
 	if m.blockR > 1 || m.blockC > 1 {
 		f.notes = append(f.notes, fmt.Sprintf("downsampled %d×%d → %d×%d cells: shade = share of %s cells in the block",
-			m.origRows, m.origCols, m.rows, m.cols, on))
+			m.origRows, m.origCols, m.rows, m.cols, share))
 	}
 	return f.render(), nil
 }
