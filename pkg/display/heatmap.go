@@ -84,7 +84,7 @@ func (b *HeatmapBuilder) Axes(rows, cols string) *HeatmapBuilder {
 func (b *HeatmapBuilder) Title(title string) *HeatmapBuilder { b.o.title = title; return b }
 
 // Masked marks hidden cells with the masked_fill convention: where mask (`[T_q, T_k]`, bool
-// or numeric) is true or non-zero, e.g. torch.triu(ones, diagonal=1).bool().
+// or numeric 0/1) is true or 1, e.g. torch.triu(ones, diagonal=1).bool().
 func (b *HeatmapBuilder) Masked(mask *tensors.Tensor) *HeatmapBuilder {
 	b.o.mask = &maskSpec{t: mask, hideNonZero: true}
 	return b
@@ -97,7 +97,8 @@ func (b *HeatmapBuilder) Visible(mask *tensors.Tensor) *HeatmapBuilder {
 	return b
 }
 
-// Dropout marks the cells dropout zeroed: where dropped (`[T_q, T_k]`) is true or non-zero.
+// Dropout marks the cells dropout zeroed: where dropped (`[T_q, T_k]`, bool or numeric 0/1) is
+// true or 1.
 // (From the output of dropout applied to ones, dropped = that output == 0.)
 func (b *HeatmapBuilder) Dropout(dropped *tensors.Tensor) *HeatmapBuilder {
 	b.o.dropout = &maskSpec{t: dropped, hideNonZero: true}
