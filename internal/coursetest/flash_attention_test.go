@@ -145,13 +145,13 @@ func checkFlashMeasurements(t *testing.T, out string) {
 }
 
 // TestFlashAttentionSolutions runs the exercises with the solutions the notebook folds under each
-// task (its `<details><summary>Solution` block) put in the answer cells: every check passes. Only
+// task (its folded *Solution* block) put in the answer cells: every check passes. Only
 // the first code cell (the helpers the checks use) and the exercises section run.
 func TestFlashAttentionSolutions(t *testing.T) {
 	nb := loadJSON(t, filepath.Join(nbrun.Root(t), flashNotebook))
 	cells := nb["cells"].([]any)
 	var kept []any
-	solution := regexp.MustCompile("(?s)<summary>Solution</summary>\\s*```go\n(.*?)\n```")
+	solution := regexp.MustCompile("(?s)<b>Solution</b> \\(click to open\\)</summary>\\s*```go\n(.*?)\n```")
 	exercises, firstCode, answers := false, false, 0
 	var pending string
 	for _, c := range cells {

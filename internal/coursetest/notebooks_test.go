@@ -140,6 +140,43 @@ func TestRichOutputWaitsForGoNB(t *testing.T) {
 	}
 }
 
+// TestFoldedBlocksLookClickable: every folded hint or solution in every notebook is summarized as
+// notebook 08's are, which the browser test checks in the classic Notebook and JupyterLab (a ▸
+// marker, a hand cursor, the link colour, "(click to open)"). A bare <summary> shows in the classic
+// Notebook as plain text: nothing says it opens.
+func TestFoldedBlocksLookClickable(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join(nbrun.Root(t), "notebooks", "*.ipynb"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no notebooks found (%v)", err)
+	}
+	summary := regexp.MustCompile(`<summary[^>]*>.*?</summary>`)
+	clickable := regexp.MustCompile(`^<summary style="display:list-item;cursor:pointer;color:#0b5cad"><b>[^<]+</b> \(click to open\)</summary>$`)
+	folded := 0
+	for _, path := range paths {
+		nb, err := ipynb.Load(path)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		for i, c := range nb.Cells {
+			if c.CellType != "markdown" {
+				continue
+			}
+			for _, s := range summary.FindAllString(string(c.Source), -1) {
+				folded++
+				if !clickable.MatchString(s) {
+					t.Errorf("%s: cell %d folds a block under %s; write it as notebook 08 does: "+
+						`<summary style="display:list-item;cursor:pointer;color:#0b5cad"><b>Hint 1</b> (click to open)</summary>`,
+						filepath.Base(path), i, s)
+				}
+			}
+		}
+	}
+	if folded < 20 {
+		t.Errorf("%d folded blocks in all notebooks, want notebook 08's ten hints and more: is the pattern still right?", folded)
+	}
+}
+
 // TestNotebookFolderHoldsOnlyNotebooks keeps Jupyter's file list to the learning path: every file in
 // notebooks/ is a numbered notebook NN_topic.ipynb.
 func TestNotebookFolderHoldsOnlyNotebooks(t *testing.T) {
