@@ -93,17 +93,7 @@ func TestStartHere(t *testing.T) {
 // Committed notebooks carry no outputs: outputs depend on the machine (backend, timings), would
 // make every run a diff, and an executed notebook is what `kernel run` writes to out/executed/.
 func TestCommittedNotebooksHaveNoOutputs(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join(nbrun.Root(t), "notebooks", "*.ipynb"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no notebooks found (%v)", err)
-	}
-	for _, path := range paths {
-		p := filepath.Base(path)
-		nb, err := ipynb.Load(path)
-		if err != nil {
-			t.Error(err)
-			continue
-		}
+	for p, nb := range courseNotebooks(t) {
 		if cells := nb.CellsWithOutputs(); len(cells) > 0 {
 			t.Errorf("%s: cells %v have outputs or execution counts; strip them with:\n\tjupyter nbconvert --clear-output --inplace notebooks/%s", p, cells, p)
 		}
@@ -119,22 +109,13 @@ func TestCommittedNotebooksHaveNoOutputs(t *testing.T) {
 // until GoNB has taken the output; a cell that calls gonbui's Display functions itself must
 // also call gonbui.Sync.
 func TestRichOutputWaitsForGoNB(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join(nbrun.Root(t), "notebooks", "*.ipynb"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no notebooks found (%v)", err)
-	}
 	direct := regexp.MustCompile(`gonbui\.(Display|Update)[A-Za-z]*\(`)
-	for _, path := range paths {
-		nb, err := ipynb.Load(path)
-		if err != nil {
-			t.Error(err)
-			continue
-		}
+	for name, nb := range courseNotebooks(t) {
 		for i, c := range nb.Cells {
 			src := string(c.Source)
 			if c.CellType == "code" && direct.MatchString(src) && !strings.Contains(src, "gonbui.Sync()") {
 				t.Errorf("%s: cell %d (%q) calls %s without gonbui.Sync(): show it with display.ShowSVG / ShowHTML, which wait for GoNB",
-					filepath.Base(path), i, c.FirstLine(), direct.FindString(src))
+					name, i, c.FirstLine(), direct.FindString(src))
 			}
 		}
 	}
@@ -145,19 +126,10 @@ func TestRichOutputWaitsForGoNB(t *testing.T) {
 // marker, a hand cursor, the link colour, "(click to open)"). A bare <summary> shows in the classic
 // Notebook as plain text: nothing says it opens.
 func TestFoldedBlocksLookClickable(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join(nbrun.Root(t), "notebooks", "*.ipynb"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no notebooks found (%v)", err)
-	}
 	summary := regexp.MustCompile(`<summary[^>]*>.*?</summary>`)
 	clickable := regexp.MustCompile(`^<summary style="display:list-item;cursor:pointer;color:#0b5cad"><b>[^<]+</b> \(click to open\)</summary>$`)
 	folded := 0
-	for _, path := range paths {
-		nb, err := ipynb.Load(path)
-		if err != nil {
-			t.Error(err)
-			continue
-		}
+	for name, nb := range courseNotebooks(t) {
 		for i, c := range nb.Cells {
 			if c.CellType != "markdown" {
 				continue
@@ -167,7 +139,7 @@ func TestFoldedBlocksLookClickable(t *testing.T) {
 				if !clickable.MatchString(s) {
 					t.Errorf("%s: cell %d folds a block under %s; write it as notebook 08 does: "+
 						`<summary style="display:list-item;cursor:pointer;color:#0b5cad"><b>Hint 1</b> (click to open)</summary>`,
-						filepath.Base(path), i, s)
+						name, i, s)
 				}
 			}
 		}
@@ -175,6 +147,26 @@ func TestFoldedBlocksLookClickable(t *testing.T) {
 	if folded < 20 {
 		t.Errorf("%d folded blocks in all notebooks, want notebook 08's ten hints and more: is the pattern still right?", folded)
 	}
+}
+
+// courseNotebooks loads every notebook in notebooks/, by file name; one that does not load fails
+// the test.
+func courseNotebooks(t *testing.T) map[string]*ipynb.Notebook {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(nbrun.Root(t), "notebooks", "*.ipynb"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no notebooks found (%v)", err)
+	}
+	nbs := make(map[string]*ipynb.Notebook, len(paths))
+	for _, path := range paths {
+		nb, err := ipynb.Load(path)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		nbs[filepath.Base(path)] = nb
+	}
+	return nbs
 }
 
 // TestNotebookFolderHoldsOnlyNotebooks keeps Jupyter's file list to the learning path: every file in
