@@ -26,14 +26,14 @@ func TestMHAImplementations(t *testing.T) {
 		t.Fatalf("docs/benchmarks.json has runs %v, want at least full and matmul", keys(docs.Runs))
 	}
 
-	tables := r.Find(t, "r.TablesText()").Stdout
+	tables := strings.Join(r.Find(t, "r.TablesHTML(heading)").HTML, "")
 	for _, label := range []string{"full", "quick"} {
 		run := docs.Runs[label]
 		if run == nil {
 			continue
 		}
-		if !strings.Contains(tables, run.TablesText()) {
-			t.Errorf("the %s tables are not printed as pkg/benchdata renders them:\n%s", label, tables)
+		if !strings.Contains(tables, tablesBody(run)) || !strings.Contains(tables, label+" run: "+run.Size.String()) {
+			t.Errorf("the %s tables are not shown as pkg/benchdata renders them, under their run's line:\n%s", label, tables)
 		}
 		for _, res := range run.Results {
 			if res.Framework == "go" && res.Mode == benchdata.Forward && !strings.Contains(tables, benchdata.FormatMS(res.MedianMS)) {
@@ -103,10 +103,11 @@ func TestMHAImplementations(t *testing.T) {
 	if cur == nil {
 		t.Fatalf("docs/benchmarks.json has no current-pytorch run")
 	}
-	out := r.Find(t, `docs.Runs["current-pytorch"]`).Stdout
+	curCell := r.Find(t, `docs.Runs["current-pytorch"]`)
+	out := curCell.Stdout
 	prose := markdown(r, "## 5. Against current PyTorch")
-	if !strings.Contains(out, cur.TablesText()) || !strings.Contains(out, "PyTorch "+cur.Versions.PyTorchContainer+" in a container") {
-		t.Errorf("the current-PyTorch cell does not print its run's tables and versions:\n%s", out)
+	if shown := strings.Join(curCell.HTML, ""); !strings.Contains(shown, tablesBody(cur)) || !strings.Contains(shown, "PyTorch "+cur.Versions.PyTorchContainer+" in a container") {
+		t.Errorf("the current-PyTorch cell does not show its run's tables and versions:\n%s", shown)
 	}
 	for _, mode := range []benchdata.Mode{benchdata.Forward, benchdata.Backward} {
 		fast := cur.Fastest("go/go", mode)
@@ -114,7 +115,7 @@ func TestMHAImplementations(t *testing.T) {
 		if fast == nil || sdpa == nil {
 			t.Fatalf("current-pytorch run: %s: GoMLX's fastest %v, PyTorch 2.6's SDPA %v: want both timed", mode.Label(), fast, sdpa)
 		}
-		want := fmt.Sprintf("GoMLX's fastest (%s, %s ms) ÷ PyTorch 2.6 (OpenBLAS)'s F.scaled_dot_product_attention (%s ms): %s",
+		want := fmt.Sprintf("GoMLX's fastest (%s, %s ms) ÷ PyTorch 2.6 (OpenBLAS)'s SDPA (%s ms): %s",
 			fast.Impl, benchdata.FormatMS(fast.MedianMS), benchdata.FormatMS(sdpa.MedianMS), benchdata.FormatRatio(fast.MedianMS/sdpa.MedianMS))
 		if !strings.Contains(out, want) {
 			t.Errorf("the current-PyTorch cell lacks %q:\n%s", want, out)
@@ -130,7 +131,7 @@ func TestMHAImplementations(t *testing.T) {
 		t.Errorf("current-pytorch run: PyTorch 2.6's SDPA %v and chapter %v fwd+bwd: want both timed", a, b)
 	} else {
 		x := benchdata.FormatRatio(a.MedianMS / b.MedianMS)
-		line := fmt.Sprintf("%-8s PyTorch 2.6's F.scaled_dot_product_attention ÷ its chapter code: %s", benchdata.Backward.Label(), x)
+		line := fmt.Sprintf("%-8s PyTorch 2.6's SDPA ÷ its chapter code: %s", benchdata.Backward.Label(), x)
 		if !strings.Contains(out, line) || !strings.Contains(prose, asProse(x)) {
 			t.Errorf("the cell or the prose lacks PyTorch 2.6's SDPA ÷ its chapter code, fwd+bwd: %s", x)
 		}
@@ -151,6 +152,12 @@ func TestMHAImplementations(t *testing.T) {
 			t.Errorf("the cell or the prose lacks GoMLX's fastest ÷ SDPA by the fastest runs, %s: %s", mode.Label(), x)
 		}
 	}
+}
+
+// tablesBody is run's tables as TablesHTML renders them, without the box and heading a cell adds.
+func tablesBody(run *benchdata.Report) string {
+	html := run.TablesHTML("")
+	return strings.TrimSuffix(html[strings.Index(html, "<p"):], "</div>")
 }
 
 // asProse is a printed ratio ("0.33x") as the prose writes it ("0.33×").

@@ -80,6 +80,36 @@ func TestTables(t *testing.T) {
 	}
 }
 
+// TestTablesHTML: every table's title, header and cells, escaped, numbers right-aligned; the
+// heading's lines first, then exactly TablesHTML("").
+func TestTablesHTML(t *testing.T) {
+	r := fakeReport()
+	bare := r.TablesHTML("")
+	got := r.TablesHTML("run <1>\non a CPU")
+	if !strings.Contains(got, "run &lt;1&gt;<br>on a CPU") {
+		t.Errorf("the heading is not escaped with its lines kept:\n%s", got)
+	}
+	if body := strings.TrimPrefix(bare, strings.SplitN(bare, "<p", 2)[0]); !strings.Contains(got, body) {
+		t.Errorf("TablesHTML(heading) does not hold TablesHTML(\"\")'s tables:\n%s", got)
+	}
+	if n := strings.Count(bare, "<table"); n != len(r.Tables()) {
+		t.Errorf("%d tables, want %d", n, len(r.Tables()))
+	}
+	for _, tb := range r.Tables() {
+		for _, s := range append([]string{tb.Title}, tb.Header...) {
+			if !strings.Contains(bare, ">"+strings.ReplaceAll(s, "'", "&#39;")+"<") {
+				t.Errorf("TablesHTML lacks %q:\n%s", s, bare)
+			}
+		}
+	}
+	for _, s := range []string{`text-align:left;background:#ffffff">chapter</td>`, `text-align:right;background:#ffffff">30.0 (20.0)</td>`,
+		`text-align:right;background:#ffffff">0.50x</td>`, `>÷ PyTorch (OpenBLAS)</th>`} {
+		if !strings.Contains(bare, s) {
+			t.Errorf("TablesHTML lacks %q:\n%s", s, bare)
+		}
+	}
+}
+
 // TestCurrentTorchColumns: the current PyTorch's columns (in its container) sit beside the host's
 // with their own ratio columns; the fused row has their F.scaled_dot_product_attention, and the
 // best-against-best table puts GoMLX's fastest against it. A container column that could not run

@@ -2,6 +2,7 @@ package benchdata
 
 import (
 	"fmt"
+	"html"
 	"math"
 	"strings"
 )
@@ -246,6 +247,42 @@ func (r *Report) TablesText() string {
 			line(row)
 		}
 	}
+	return b.String()
+}
+
+// TablesHTML is [Report.Tables] as HTML tables for a notebook, each under its title, after heading
+// (plain text, its lines kept; none when empty). A notebook's output area is about 110 characters
+// wide, and the text tables, up to 170, wrap there. The result is heading's paragraph followed
+// by TablesHTML(""), so a test can find the tables whatever the heading.
+func (r *Report) TablesHTML(heading string) string {
+	var b strings.Builder
+	const box = `<div style="font-family:sans-serif;font-size:13px;color:#1a1a1a;background:#ffffff;padding:2px 0">`
+	b.WriteString(box)
+	if heading != "" {
+		fmt.Fprintf(&b, `<p style="margin:4px 0">%s</p>`, strings.ReplaceAll(html.EscapeString(heading), "\n", "<br>"))
+	}
+	const cell = "padding:2px 8px;border:none;white-space:nowrap;text-align:"
+	for _, t := range r.Tables() {
+		fmt.Fprintf(&b, `<p style="margin:10px 0 4px;font-weight:bold">%s</p>`, html.EscapeString(t.Title))
+		b.WriteString(`<table style="border-collapse:collapse;margin:0;table-layout:auto;font-size:13px">`)
+		row := func(tag string, cells []string, border string) {
+			b.WriteString("<tr>")
+			for i, c := range cells {
+				align := "right"
+				if i == 0 {
+					align = "left"
+				}
+				fmt.Fprintf(&b, `<%s style="%s%s;%s">%s</%s>`, tag, cell, align, border, html.EscapeString(c), tag)
+			}
+			b.WriteString("</tr>")
+		}
+		row("th", t.Header, "border-bottom:1px solid #999;white-space:normal;vertical-align:bottom")
+		for _, cells := range t.Rows {
+			row("td", cells, "background:#ffffff")
+		}
+		b.WriteString("</table>")
+	}
+	b.WriteString("</div>")
 	return b.String()
 }
 
