@@ -49,6 +49,10 @@ func TestKVCacheGQA(t *testing.T) {
 			t.Errorf("exercise %d: a check passed with the stub (a check the stub passes teaches nothing):\n%s", n, c.Stdout)
 		}
 	}
+	// An unanswered cachedStep returns nils: its check names them as nil, not as tensors.
+	if c := r.Find(t, "c := begin(1)"); !strings.Contains(c.Stdout, "got a cache of nil and a context of nil") {
+		t.Errorf("exercise 1's check on the stub should say it got nils:\n%s", c.Stdout)
+	}
 	if got := kvScore(t, r); got != "0 of 3 solved" {
 		t.Errorf("score %q, want 0 of 3 solved", got)
 	}
