@@ -1,6 +1,7 @@
 // Package benchdata holds the results of `go run ./kernel bench` as docs/benchmarks.json stores
 // them: the report types the bench (internal/bench) writes and notebook 09 reads, and the tables
-// both print. It measures nothing and imports nothing heavy, so a notebook cell links it fast.
+// both show (as text in the bench, as HTML in the notebook). It measures nothing and imports
+// nothing heavy, so a notebook cell links it fast.
 //
 // A [File] keeps the latest [Report] of each kind of run under its label: "quick" and "full"
 // (multi-head attention at [Quick] and [Full] size), "matmul" (one float32 matrix product) and
