@@ -265,14 +265,14 @@ func (r *Report) TablesHTML(heading string) string {
 	for _, t := range r.Tables() {
 		fmt.Fprintf(&b, `<p style="margin:10px 0 4px;font-weight:bold">%s</p>`, html.EscapeString(t.Title))
 		b.WriteString(`<table style="border-collapse:collapse;margin:0;table-layout:auto;font-size:13px">`)
-		row := func(tag string, cells []string, border string) {
+		row := func(tag string, cells []string, style string) {
 			b.WriteString("<tr>")
 			for i, c := range cells {
 				align := "right"
 				if i == 0 {
 					align = "left"
 				}
-				fmt.Fprintf(&b, `<%s style="%s%s;%s">%s</%s>`, tag, cell, align, border, html.EscapeString(c), tag)
+				fmt.Fprintf(&b, `<%s style="%s%s;%s">%s</%s>`, tag, cell, align, style, html.EscapeString(c), tag)
 			}
 			b.WriteString("</tr>")
 		}
