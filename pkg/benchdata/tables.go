@@ -252,8 +252,9 @@ func (r *Report) TablesText() string {
 
 // TablesHTML is [Report.Tables] as HTML tables for a notebook, each under its title, after heading
 // (plain text, its lines kept; none when empty). A notebook's output area is about 110 characters
-// wide, and the text tables, up to 170, wrap there. The result is heading's paragraph followed
-// by TablesHTML(""), so a test can find the tables whatever the heading.
+// wide, and the text tables, up to 170, wrap there. The tables' markup does not depend on heading
+// (it only adds a paragraph before them, inside the same box), so a test can find them whatever
+// the heading.
 func (r *Report) TablesHTML(heading string) string {
 	var b strings.Builder
 	const box = `<div style="font-family:sans-serif;font-size:13px;color:#1a1a1a;background:#ffffff;padding:2px 0">`
