@@ -30,7 +30,8 @@ softmax (nb 01): tensor([0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581])`},
 		// Section 1's prose: the max changes once, at step 2, where the sum 1 is rescaled by 0.5824.
 		{Cell: "func onlineSoftmax", Text: `
 step 1: score 0.9544 → running max 0.9544, running sum 1.0000
-step 2: score 1.4950 → running max 1.4950, running sum 1.5824   new max: old sum × exp(0.9544 − 1.4950) = × 0.5824
+step 2: score 1.4950 → running max 1.4950, running sum 1.5824
+        new max: old sum × exp(0.9544 − 1.4950) = × 0.5824
 step 3: score 1.4754 → running max 1.4950, running sum 2.5630
 step 4: score 0.8434 → running max 1.4950, running sum 3.0842
 step 5: score 0.7070 → running max 1.4950, running sum 3.5390

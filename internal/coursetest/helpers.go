@@ -5,7 +5,9 @@
 package coursetest
 
 import (
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,6 +45,56 @@ func CheckClean(t *testing.T, r *nbrun.Result) {
 			t.Errorf("%s cell %d: errors %v, stderr %q", r.Notebook, c.Index, c.Errors, c.Stderr)
 		}
 	}
+	CheckOutputWidth(t, r)
+}
+
+// maxOutputColumns is the widest line a cell may print. The classic Notebook's output area shows
+// 113 columns of its monospace font (its page is 1140 px wide at any window of 1200 px or more) and
+// breaks a longer line at that column, mid-word (seen in Chromium: "…counted from the righ|t…");
+// JupyterLab's, beside its file browser on a 1366-px laptop screen, about as many.
+const maxOutputColumns = 110
+
+// CheckOutputWidth fails for every line of a code cell's printed text (stdout, and the text/plain
+// of its results) wider than maxOutputColumns, but in the cells whose source contains one of
+// samples: they print a model's generated text, whose lines are the model's.
+func CheckOutputWidth(t *testing.T, r *nbrun.Result, samples ...string) {
+	t.Helper()
+	for _, w := range wideLines(r, samples) {
+		t.Errorf("%s, want at most %d columns: the classic Notebook breaks it mid-word", w, maxOutputColumns)
+	}
+}
+
+// wideLines describes each line wider than maxOutputColumns that r's code cells print, but those
+// whose source contains one of samples.
+func wideLines(r *nbrun.Result, samples []string) []string {
+	var wide []string
+	for _, c := range r.Code() {
+		if slices.ContainsFunc(samples, func(s string) bool { return strings.Contains(c.Source, s) }) {
+			continue
+		}
+		for _, text := range append([]string{c.Stdout}, c.Text...) {
+			for line := range strings.Lines(text) {
+				line = strings.TrimSuffix(line, "\n")
+				if n := columns(line); n > maxOutputColumns {
+					wide = append(wide, fmt.Sprintf("%s cell %d prints a line %d columns wide (%q)", r.Notebook, c.Index, n, line))
+				}
+			}
+		}
+	}
+	return wide
+}
+
+// columns is the width of line in a monospace font: a column a rune, tabs to the next multiple of 8.
+func columns(line string) int {
+	n := 0
+	for _, r := range line {
+		if r == '\t' {
+			n += 8 - n%8
+		} else {
+			n++
+		}
+	}
+	return n
 }
 
 // CheckBackendLine fails unless the first code cell's stdout starts with "backend: <name> ", the

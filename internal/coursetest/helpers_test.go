@@ -1,8 +1,11 @@
 package coursetest
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/attnbook/attnbook/internal/nbrun"
 )
 
 func TestWithoutGradFn(t *testing.T) {
@@ -17,5 +20,24 @@ func TestWithoutGradFn(t *testing.T) {
 		if got := strings.Join(WithoutGradFn(tc.in), "\n"); got != tc.want {
 			t.Errorf("WithoutGradFn(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+func TestWideLines(t *testing.T) {
+	r := &nbrun.Result{Notebook: "nb", Cells: []nbrun.Cell{
+		{Index: 1, Type: "markdown", Source: strings.Repeat("m", 200)},
+		{Index: 2, Type: "code", Stdout: strings.Repeat("x", 110) + "\n" + strings.Repeat("é", 111) + "\n",
+			Text: []string{"\t" + strings.Repeat("y", 102), "\t" + strings.Repeat("z", 103)}},
+		{Index: 3, Type: "code", Source: "fmt.Println(tok.Decode(out))", Stdout: strings.Repeat("s", 200)},
+	}}
+	want := []string{
+		`nb cell 2 prints a line 111 columns wide ("` + strings.Repeat("é", 111) + `")`,
+		`nb cell 2 prints a line 111 columns wide ("\t` + strings.Repeat("z", 103) + `")`,
+	}
+	if got := wideLines(r, []string{"tok.Decode("}); !slices.Equal(got, want) {
+		t.Errorf("wideLines = %q, want %q", got, want)
+	}
+	if got := wideLines(r, nil); len(got) != 3 {
+		t.Errorf("wideLines without samples = %q, want 3 lines (the sample's too)", got)
 	}
 }

@@ -23,6 +23,7 @@ func TestStartHere(t *testing.T) {
 			t.Errorf("cell %d: errors %v, stderr %q", c.Index, c.Errors, c.Stderr)
 		}
 	}
+	CheckOutputWidth(t, r)
 
 	// The first line a student reads: one plain line, the backend and whether the fast kernels are
 	// on, as backend.SIMD and backend.Sgemm say in a binary built like the kernel's cells

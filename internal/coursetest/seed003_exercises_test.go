@@ -75,7 +75,8 @@ var seed003CorpusFree = []seed003Output{
 		"Given context [1, 2, 3] → predict 4\nGiven context [1, 2, 3, 4] → predict 5\n"},
 	{Cell: "eager.View(predictions, -1, vocabSize)", Exact: "torch.Size([32, 4, 1000])\ntorch.Size([32, 4])\ntorch.Size([128, 1000])\ntorch.Size([128])\n"},
 	{Cell: "770.0/12", Exact: "768 / 12   = 64\n770 / 12   = 64\n770 % 12   = 2\n770.0 / 12 = 64.16666666666667\n-7 / 2     = -3\nhead_size  = 64\n"},
-	{Cell: "config == attention.ShakespeareConfig()", Exact: "{VocabularySize:65 ContextSize:256 EmbeddingDim:768 HeadsNum:12 LayersNum:10 DropoutRate:0.1 UseBias:false HeadSize:64}\n" +
+	{Cell: "config == attention.ShakespeareConfig()", Exact: "{\n  \"vocabulary_size\": 65,\n  \"context_size\": 256,\n  \"embedding_dim\": 768,\n  \"heads_num\": 12,\n" +
+		"  \"layers_num\": 10,\n  \"dropout_rate\": 0.1,\n  \"use_bias\": false,\n  \"head_size\": 64\n}\n" +
 		"the same as attention.ShakespeareConfig(): true\n"},
 	{Cell: "eager.Tril(eager.Ones(4, 4), 0)", Exact: "tensor([[1., 0., 0., 0.],\n        [1., 1., 0., 0.],\n        [1., 1., 1., 0.],\n        [1., 1., 1., 1.]])\n"},
 	{Cell: "output := ah.Forward(input)", Exact: "torch.Size([8, 256, 64])\n"},
@@ -130,7 +131,7 @@ func TestSeed003CorpusMissing(t *testing.T) {
 	help := r.Find(t, "func loadCorpus()").Stdout
 	for _, s := range []string{"Tiny Shakespeare (tinyshakespeare.txt, about 1.1 MB) is not on this machine", seed003CorpusURL,
 		"\nIn a terminal in the repository, go run ./kernel setup downloads it (and checks it). Or by hand:\n",
-		"and save it as\n    " + want + "\n", "curl -L -o '" + want + "' " + seed003CorpusURL, "Then run this cell again."} {
+		"and save it as\n    " + want + "\n", "\n    curl -L --create-dirs -o '" + want + "' \\\n        " + seed003CorpusURL + "\n", "Then run this cell again."} {
 		if !strings.Contains(help, s) {
 			t.Errorf("the corpus cell printed\n%s\nwant it to contain %q", help, s)
 		}

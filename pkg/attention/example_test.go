@@ -1,6 +1,7 @@
 package attention_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -142,6 +143,26 @@ func ExampleMultiHeadAttention_Call() {
 	fmt.Println(err)
 	// Output:
 	// attention.MultiHeadAttention.Call: x dims [1 4 6]: 4 tokens exceed context_length=3
+}
+
+// Config's JSON is seed 003's config dictionary, head_size added as the seed adds it.
+func ExampleConfig() {
+	text, err := json.MarshalIndent(attention.ShakespeareConfig(), "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(text))
+	// Output:
+	// {
+	//   "vocabulary_size": 65,
+	//   "context_size": 256,
+	//   "embedding_dim": 768,
+	//   "heads_num": 12,
+	//   "layers_num": 10,
+	//   "dropout_rate": 0.1,
+	//   "use_bias": false,
+	//   "head_size": 64
+	// }
 }
 
 // Seed 003's configuration: 12 heads of 64 in a list, as many parameters as the vectorized

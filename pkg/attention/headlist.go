@@ -9,16 +9,17 @@ import (
 	"github.com/gomlx/gomlx/ml/model"
 )
 
-// Config mirrors seed 003's config dict, the hyperparameters of its GPT model.
+// Config mirrors seed 003's config dict, the hyperparameters of its GPT model; its JSON keys are
+// the dict's.
 type Config struct {
-	VocabularySize int     // "vocabulary_size": tokens the model knows (65 characters)
-	ContextSize    int     // "context_size": the most tokens one input may have
-	EmbeddingDim   int     // "embedding_dim": width of the token embeddings
-	HeadsNum       int     // "heads_num": attention heads per layer
-	LayersNum      int     // "layers_num": transformer blocks (not used by attention)
-	DropoutRate    float64 // "dropout_rate": dropout probability p
-	UseBias        bool    // "use_bias": bias in the query, key and value projections
-	HeadSize       int     // "head_size": width of each head; 0 means EmbeddingDim / HeadsNum
+	VocabularySize int     `json:"vocabulary_size"` // tokens the model knows (65 characters)
+	ContextSize    int     `json:"context_size"`    // the most tokens one input may have
+	EmbeddingDim   int     `json:"embedding_dim"`   // width of the token embeddings
+	HeadsNum       int     `json:"heads_num"`       // attention heads per layer
+	LayersNum      int     `json:"layers_num"`      // transformer blocks (not used by attention)
+	DropoutRate    float64 `json:"dropout_rate"`    // dropout probability p
+	UseBias        bool    `json:"use_bias"`        // bias in the query, key and value projections
+	HeadSize       int     `json:"head_size"`       // width of each head; 0 means EmbeddingDim / HeadsNum
 }
 
 // ShakespeareConfig is seed 003's configuration for the tiny-shakespeare character model:

@@ -125,9 +125,9 @@ func broadcastDims(op, aName string, a []int, bName string, b []int) []int {
 		case db == 1:
 			out[i] = da
 		default:
-			failf(op, "%s %s and %s %s don't broadcast: sizes %d and %d differ at dimension %d "+
-				"(counted from the right: %d) and neither is 1", aName, dimsStr(a), bName, dimsStr(b),
-				da, db, i, i-rank)
+			// The dimension counted from the right (-1 the last), as broadcasting aligns them.
+			failf(op, "%s %s and %s %s don't broadcast: sizes %d and %d at dimension %d differ and neither is 1",
+				aName, dimsStr(a), bName, dimsStr(b), da, db, i-rank)
 		}
 	}
 	checkSize(op, fmt.Sprintf("%s %s and %s %s broadcast to %v", aName, dimsStr(a), bName, dimsStr(b), out), out, 1, "")

@@ -70,7 +70,7 @@ func TestErrors(t *testing.T) {
 		{"index range", func() { Index(f(3, 2), 3) }, "eager.Index: index 3 is out of bounds for dimension 0 with size 3 (a is [3 2])"},
 		{"index 0-d", func() { Index(f(), 0) }, "eager.Index: invalid index of a 0-dim tensor"},
 		{"slice dim", func() { Slice(f(3, 2), 2, 0, 1) }, "eager.Slice: dim=2 out of range for rank 2"},
-		{"add broadcast", func() { Add(f(2, 3), f(4)) }, "eager.Add: a [2 3] and b [4] don't broadcast: sizes 3 and 4 differ at dimension 1"},
+		{"add broadcast", func() { Add(f(2, 3), f(4)) }, "eager.Add: a [2 3] and b [4] don't broadcast: sizes 3 and 4 at dimension -1 differ and neither is 1"},
 		{"mul broadcast", func() { Mul(f(6, 3), T(f(6, 3))) }, "eager.Mul: a [6 3] and b [3 6] don't broadcast"},
 		{"sub bool", func() { Sub(Bool(f(2)), f(2)) }, "eager.Sub: a [2] bool: subtraction with a bool tensor is not supported"},
 		{"sub scalar bool", func() { SubScalar(Bool(f(2)), 1) }, "eager.SubScalar: a [2] bool: subtraction with a bool tensor"},

@@ -3,7 +3,9 @@
 // that do once the work every cell of a notebook repeats, then fork a child for the next cell
 // before it comes; the child populates the pages it shares with its server at once (a system
 // call for many pages, where the tool would take a page fault for each), turns its garbage
-// collector off (it runs once), waits for the request and goes on as an ordinary run does.
+// collector off (it runs once), waits for the request and goes on as an ordinary run does. A
+// linker's child also reads each of those pages once while it waits: under a hypervisor that
+// shadows page tables, a process's first access to a page traps even when the page is populated.
 //
 // The resident linker loads the ~230 packages a notebook links once, and runs the dead-code pass
 // over them as far as it goes without the cell; its child loads only the cell's package, carries
