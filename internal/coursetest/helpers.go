@@ -50,8 +50,7 @@ func CheckClean(t *testing.T, r *nbrun.Result) {
 
 // maxOutputColumns is the widest line a cell may print. The classic Notebook's output area shows
 // 113 columns of its monospace font (its page is 1140 px wide at any window of 1200 px or more) and
-// breaks a longer line at that column, mid-word (seen in Chromium: "…counted from the righ|t…");
-// JupyterLab's, beside its file browser on a 1366-px laptop screen, about as many.
+// breaks a longer line at that column, mid-word (seen in Chromium: "…counted from the righ|t…").
 const maxOutputColumns = 110
 
 // CheckOutputWidth fails for every line of a code cell's printed text (stdout, and the text/plain
