@@ -628,7 +628,7 @@ func Summary(r *benchdata.Report) string {
 			if x := r.Ratio("chapter", main, s.Key(), Forward); x > 0 {
 				parts = append(parts, fmt.Sprintf("chapter ÷ %s %s", s.Name, benchdata.FormatRatio(x)))
 			}
-			if sdpa := r.Find(benchdata.SDPARow, s.Key(), Forward); sdpa != nil {
+			if sdpa := r.SDPA(s.Key(), Forward); sdpa != nil {
 				parts = append(parts, fmt.Sprintf("%s ÷ %s's SDPA %s", fast.Impl, s.Name, benchdata.FormatRatio(fast.MedianMS/sdpa.MedianMS)))
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -180,6 +181,9 @@ func TestTorchSide(t *testing.T) {
 		if e := RelErr(got, append(append([]float32{}, want[:64]...), want[len(want)-64:]...)); !(e <= Tolerance) {
 			t.Errorf("%s chapter vs Go reference: relative error %g", p.series.Name, e)
 		}
+		if p.series.Backend == "openblas" && strings.Contains(p.setup.BLASConfig, "(core Prescott") && slices.Contains(readCPUInfo().flags, "avx2") {
+			t.Errorf("%s runs OpenBLAS's generic kernels on a CPU with AVX2: %s", p.series.Name, p.setup.BLASConfig)
+		}
 		wantDir := map[string]string{"reference-blas": ReferenceBLASDir, "openblas": OpenBLASDir}[p.series.Backend]
 		if !slices.ContainsFunc(p.setup.BLAS, func(l string) bool { return strings.HasPrefix(l, wantDir+"/libblas.so.3") }) {
 			t.Errorf("%s loaded %q, want %s/libblas.so.3", p.series.Name, p.setup.BLAS, wantDir)
@@ -195,6 +199,26 @@ func TestTorchSide(t *testing.T) {
 		if _, err := p.run("nope", Forward); err == nil || !strings.Contains(err.Error(), "nope") {
 			t.Errorf("unknown formulation: err %v", err)
 		}
+	}
+}
+
+// TestOpenBLASCoreFor runs openblas_core.py's rule: OpenBLAS's generic Prescott kernels give way to
+// the AVX-512 or AVX2 ones the CPU's flags call for; any core OpenBLAS knows is kept.
+func TestOpenBLASCoreFor(t *testing.T) {
+	if _, err := os.Stat(DefaultPython); err != nil {
+		t.Skipf("%s: %v", DefaultPython, err)
+	}
+	script := openblasCore + `
+avx512 = {"sse3", "avx2", "fma", "avx512f", "avx512dq", "avx512bw", "avx512vl"}
+for core, flags, want in [("Prescott", avx512, "SkylakeX"), ("Prescott", {"sse3", "avx2", "fma"}, "Haswell"),
+                          ("Prescott", {"sse3"}, ""), ("Haswell", avx512, ""), ("Zen", avx512, ""),
+                          ("SkylakeX", avx512, ""), ("Cooperlake", avx512, "")]:
+    got = core_for(core, flags)
+    if got != want:
+        sys.exit("core_for(%r, %s) = %r, want %r" % (core, sorted(flags), got, want))
+`
+	if out, err := exec.Command(DefaultPython, "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
 	}
 }
 

@@ -21,8 +21,15 @@ import (
 	"github.com/attnbook/attnbook/pkg/benchdata"
 )
 
-//go:embed torch_bench.py
-var torchScript string
+var (
+	//go:embed openblas_core.py
+	openblasCore string
+	//go:embed torch_bench.py
+	torchBench string
+	// torchScript is torch_bench.py, run where OpenBLAS does not know the CPU under the kernels
+	// the CPU calls for (openblas_core.py, before torch loads OpenBLAS).
+	torchScript = openblasCore + "\nstrongest_openblas_core()\n\n" + torchBench
+)
 
 // DefaultPython is the interpreter with Debian's python3-torch: the system one, not whatever
 // python3 comes first on $PATH (a pyenv shim, a virtualenv without torch).

@@ -26,6 +26,7 @@
 # torch.manual_seed(seed); x = torch.randn(b, T, d); MultiHeadAttention(d, d, T, 0.0, h).
 import json
 import math
+import os
 import sys
 import time
 
@@ -234,7 +235,10 @@ def blas_config(libs):
             lib = ctypes.CDLL(path)
             lib.openblas_get_config.restype = ctypes.c_char_p
             lib.openblas_get_corename.restype = ctypes.c_char_p
-            return "%s (core %s)" % (lib.openblas_get_config().decode().strip(), lib.openblas_get_corename().decode().strip())
+            core = lib.openblas_get_corename().decode().strip()
+            if os.environ.get("OPENBLAS_CORETYPE"):
+                core += ", OPENBLAS_CORETYPE=" + os.environ["OPENBLAS_CORETYPE"]
+            return "%s (core %s)" % (lib.openblas_get_config().decode().strip(), core)
         except (OSError, AttributeError):
             return ""
     return ""

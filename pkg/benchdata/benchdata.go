@@ -232,6 +232,21 @@ func (r *Report) Find(impl, key string, mode Mode) *Result {
 	return nil
 }
 
+// SDPA is series key's timed F.scaled_dot_product_attention in mode: the [SDPARow]'s, or another
+// row's where PyTorch times the same call for it (flash attention's row, when fused was not run);
+// nil where the series has none.
+func (r *Report) SDPA(key string, mode Mode) *Result {
+	if res := r.Find(SDPARow, key, mode); res != nil {
+		return res
+	}
+	for _, res := range r.Results {
+		if res.Name == "sdpa" && res.Key() == key && res.Mode == mode && res.MedianMS > 0 {
+			return res
+		}
+	}
+	return nil
+}
+
 // findAny is Find that also returns results that were not timed (with their Error).
 func (r *Report) findAny(impl, key string, mode Mode) *Result {
 	for _, res := range r.Results {

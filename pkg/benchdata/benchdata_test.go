@@ -174,6 +174,32 @@ func TestCurrentTorchColumns(t *testing.T) {
 	}
 }
 
+// TestSDPAInFlashRow: a run without the fused row still finds PyTorch's
+// F.scaled_dot_product_attention where it timed the same call for flash attention.
+func TestSDPAInFlashRow(t *testing.T) {
+	r := &Report{Series: []Series{{Framework: "go", Backend: "go", Name: "GoMLX go (SIMD)"},
+		{Framework: "pytorch", Backend: "container-openblas", Name: "PyTorch 2.6 (OpenBLAS)"}}}
+	add := func(impl, name, key string, runs ...float64) {
+		fw, be, _ := strings.Cut(key, "/")
+		r.Results = append(r.Results, &Result{Impl: impl, Name: name, Framework: fw, Backend: be, Mode: Forward, RunsMS: runs})
+	}
+	add("chapter", "chapter", "go/go", 480, 490)
+	add("flash", "flash", "go/go", 690, 700)
+	add("chapter", "chapter", "pytorch/container-openblas", 1480, 1490)
+	add("flash", "sdpa", "pytorch/container-openblas", 470, 490)
+	r.Finish()
+	if res := r.SDPA("pytorch/container-openblas", Forward); res == nil || res.Impl != "flash" {
+		t.Fatalf("SDPA = %+v, want the flash row's sdpa", res)
+	}
+	if r.SDPA("go/go", Forward) != nil {
+		t.Error("GoMLX has an SDPA result")
+	}
+	best, ok := r.BestTable(Forward)
+	if want := "[[PyTorch 2.6 (OpenBLAS) sdpa 480 480 1.01x 1.01x]]"; !ok || fmt.Sprint(best.Rows) != want {
+		t.Errorf("best against best %v, want %s", best.Rows, want)
+	}
+}
+
 func TestMatmulTable(t *testing.T) {
 	r := &Report{Label: "matmul", Peak: &Peak{GFLOPS: 200},
 		Series: []Series{{Framework: "go", Backend: "go", Name: "GoMLX go (SIMD)"}, {Framework: "go", Backend: "go-nosimd", Name: "GoMLX go (no SIMD)"}}}

@@ -98,7 +98,7 @@ func (r *Report) BestTable(mode Mode) (Table, bool) {
 			continue
 		}
 		sdpa, ratio := "n/a", "—"
-		if res := r.Find(SDPARow, k, mode); res != nil {
+		if res := r.SDPA(k, mode); res != nil {
 			sdpa, ratio = FormatMS(res.MedianMS), FormatRatio(g.MedianMS/res.MedianMS)
 		}
 		t.Rows = append(t.Rows, []string{r.SeriesName(k), f.Name + " " + FormatMS(f.MedianMS), sdpa, FormatRatio(g.MedianMS / f.MedianMS), ratio})
