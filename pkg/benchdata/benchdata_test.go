@@ -19,11 +19,11 @@ func fakeReport() *Report {
 		fw, be, _ := strings.Cut(key, "/")
 		r.Results = append(r.Results, &Result{Impl: impl, Name: impl, Framework: fw, Backend: be, Mode: Forward, RunsMS: runs})
 	}
-	add("chapter", "go/go", 30, 20, 40)
-	add("chapter", "pytorch/reference-blas", 60, 60, 60)
-	add("chapter", "pytorch/openblas", 15, 15, 15)
-	add("fast", "go/go", 10, 11, 9)
-	add("fast", "pytorch/reference-blas", 50, 50)
+	addForward(r, "chapter", "go/go", 30, 20, 40)
+	addForward(r, "chapter", "pytorch/reference-blas", 60, 60, 60)
+	addForward(r, "chapter", "pytorch/openblas", 15, 15, 15)
+	addForward(r, "fast", "go/go", 10, 11, 9)
+	addForward(r, "fast", "pytorch/reference-blas", 50, 50)
 	r.Results = append(r.Results, &Result{Impl: "fast", Framework: "pytorch", Backend: "openblas", Mode: Forward, Error: "unsupported: not here"})
 	r.Checks = []Check{{What: "a vs b", RelErr: 1e-7, OK: true}}
 	r.Finish()
@@ -120,14 +120,10 @@ func TestCurrentTorchColumns(t *testing.T) {
 	r.Series = append(r.Series,
 		Series{Framework: "pytorch", Backend: "container-openblas", Name: "PyTorch 2.6 (OpenBLAS)", Version: "2.6.0", Image: "attnbook/torch:x"},
 		Series{Framework: "pytorch", Backend: "container-reference-blas", Name: "PyTorch 2.6 (reference BLAS)", Image: "attnbook/torch:x", Skipped: "docker is not installed"})
-	add := func(impl, name, key string, runs ...float64) {
-		fw, be, _ := strings.Cut(key, "/")
-		r.Results = append(r.Results, &Result{Impl: impl, Name: name, Framework: fw, Backend: be, Mode: Forward, RunsMS: runs})
-	}
-	add("chapter", "chapter", "pytorch/container-openblas", 12, 12)
-	add("fast", "fast", "pytorch/container-openblas", 8, 8)
-	add("fused", "fused", "go/go", 40, 40)
-	add("fused", "sdpa", "pytorch/container-openblas", 5, 5)
+	addForward(r, "chapter", "chapter", "pytorch/container-openblas", 12, 12)
+	addForward(r, "fast", "fast", "pytorch/container-openblas", 8, 8)
+	addForward(r, "fused", "fused", "go/go", 40, 40)
+	addForward(r, "fused", "sdpa", "pytorch/container-openblas", 5, 5)
 	r.Finish()
 	tables := r.Tables()
 	if len(tables) != 2 {
@@ -174,19 +170,21 @@ func TestCurrentTorchColumns(t *testing.T) {
 	}
 }
 
+// addForward adds a forward result of impl (the framework's name) to r's series key ("go/go").
+func addForward(r *Report, impl, name, key string, runs ...float64) {
+	fw, be, _ := strings.Cut(key, "/")
+	r.Results = append(r.Results, &Result{Impl: impl, Name: name, Framework: fw, Backend: be, Mode: Forward, RunsMS: runs})
+}
+
 // TestSDPAInFlashRow: a run without the fused row still finds PyTorch's
 // F.scaled_dot_product_attention where it timed the same call for flash attention.
 func TestSDPAInFlashRow(t *testing.T) {
 	r := &Report{Series: []Series{{Framework: "go", Backend: "go", Name: "GoMLX go (SIMD)"},
 		{Framework: "pytorch", Backend: "container-openblas", Name: "PyTorch 2.6 (OpenBLAS)"}}}
-	add := func(impl, name, key string, runs ...float64) {
-		fw, be, _ := strings.Cut(key, "/")
-		r.Results = append(r.Results, &Result{Impl: impl, Name: name, Framework: fw, Backend: be, Mode: Forward, RunsMS: runs})
-	}
-	add("chapter", "chapter", "go/go", 480, 490)
-	add("flash", "flash", "go/go", 690, 700)
-	add("chapter", "chapter", "pytorch/container-openblas", 1480, 1490)
-	add("flash", "sdpa", "pytorch/container-openblas", 470, 490)
+	addForward(r, "chapter", "chapter", "go/go", 480, 490)
+	addForward(r, "flash", "flash", "go/go", 690, 700)
+	addForward(r, "chapter", "chapter", "pytorch/container-openblas", 1480, 1490)
+	addForward(r, "flash", "sdpa", "pytorch/container-openblas", 470, 490)
 	r.Finish()
 	if res := r.SDPA("pytorch/container-openblas", Forward); res == nil || res.Impl != "flash" {
 		t.Fatalf("SDPA = %+v, want the flash row's sdpa", res)
