@@ -15,15 +15,11 @@ func fakeReport() *Report {
 		Machine: Machine{CPU: "Test CPU", Cores: 2, GOMAXPROCS: 2, OS: "linux/amd64"},
 		Series: []Series{{Framework: "go", Backend: "go", Name: "GoMLX go (SIMD)"}, {Framework: "pytorch", Backend: "reference-blas", Name: "PyTorch (reference BLAS)"},
 			{Framework: "pytorch", Backend: "openblas", Name: "PyTorch (OpenBLAS)"}}}
-	add := func(impl, key string, runs ...float64) {
-		fw, be, _ := strings.Cut(key, "/")
-		r.Results = append(r.Results, &Result{Impl: impl, Name: impl, Framework: fw, Backend: be, Mode: Forward, RunsMS: runs})
-	}
-	addForward(r, "chapter", "go/go", 30, 20, 40)
-	addForward(r, "chapter", "pytorch/reference-blas", 60, 60, 60)
-	addForward(r, "chapter", "pytorch/openblas", 15, 15, 15)
-	addForward(r, "fast", "go/go", 10, 11, 9)
-	addForward(r, "fast", "pytorch/reference-blas", 50, 50)
+	addForward(r, "chapter", "chapter", "go/go", 30, 20, 40)
+	addForward(r, "chapter", "chapter", "pytorch/reference-blas", 60, 60, 60)
+	addForward(r, "chapter", "chapter", "pytorch/openblas", 15, 15, 15)
+	addForward(r, "fast", "fast", "go/go", 10, 11, 9)
+	addForward(r, "fast", "fast", "pytorch/reference-blas", 50, 50)
 	r.Results = append(r.Results, &Result{Impl: "fast", Framework: "pytorch", Backend: "openblas", Mode: Forward, Error: "unsupported: not here"})
 	r.Checks = []Check{{What: "a vs b", RelErr: 1e-7, OK: true}}
 	r.Finish()
