@@ -27,8 +27,9 @@ Usage, from the repository root, with Debian's python3-torch 1.13:
 
 (where OpenBLAS does not know the CPU, as 0.3.21 does not know Intel models newer than it, it
 re-runs itself under the kernels the CPU calls for: internal/bench/openblas_core.py; "openblas_core"
-in its output names the kernels it ran on), and with PyTorch 2.6 (Debian trixie's, in the container of docker/torch), its attention through
-F.scaled_dot_product_attention as nanoGPT's model does on PyTorch >= 2.0:
+in its output names the kernels it ran on), and with PyTorch 2.6 (Debian trixie's, in the container
+of docker/torch), its attention through F.scaled_dot_product_attention as nanoGPT's model does on
+PyTorch >= 2.0:
 
     ATTNBOOK_DATA=../shared/data docker/torch/run.sh python3 pkg/gpt/testdata/reference.py bench \
       --data /data/tinyshakespeare.txt --attention sdpa --threads 2
@@ -40,6 +41,7 @@ import resource
 import sys
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in internal/bench
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "internal", "bench"))
 from openblas_core import openblas_core, strongest_openblas_core  # noqa: E402
 
