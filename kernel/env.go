@@ -214,6 +214,10 @@ type python struct {
 	Version  string            `json:"python"`
 	Packages map[string]string `json:"packages"` // distribution name → version, for those installed
 	DataDir  string            `json:"data_dir"` // jupyter_core's user data dir (kernel specs go in kernels/)
+	// ConfigDir is jupyter_core's user config dir (the classic Notebook's custom/ is there).
+	ConfigDir string `json:"config_dir"`
+	// NotebookStatic is the classic Notebook's static folder (its default custom/), when installed.
+	NotebookStatic string `json:"notebook_static"`
 	// KernelDirs are the folders Jupyter looks for kernel specs in, first match winning
 	// ($JUPYTER_PATH, the user's data dir, then system ones).
 	KernelDirs []string `json:"kernel_dirs"`

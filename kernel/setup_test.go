@@ -177,11 +177,13 @@ func TestGoTestArgs(t *testing.T) {
 }
 
 func TestServerArgs(t *testing.T) {
-	args, path := serverArgs(false, "/r/notebooks", 8890, false, false)
-	if got := strings.Join(args, " "); got != "-m notebook --NotebookApp.ip=127.0.0.1 --NotebookApp.port=8890 --NotebookApp.port_retries=0 --NotebookApp.notebook_dir=/r/notebooks --no-browser" || path != "/tree" {
+	custom := classicCustom("/r", &python{ConfigDir: "/home/s/.jupyter", NotebookStatic: "/usr/lib/python3/dist-packages/notebook/static"})
+	args, path := serverArgs(false, "/r/notebooks", 8890, false, false, custom)
+	if got := strings.Join(args, " "); got != "-m notebook --NotebookApp.ip=127.0.0.1 --NotebookApp.port=8890 --NotebookApp.port_retries=0 --NotebookApp.notebook_dir=/r/notebooks --no-browser "+
+		`--NotebookApp.tornado_settings={"static_custom_path":["/home/s/.jupyter/custom","/r/kernel/classic","/usr/lib/python3/dist-packages/notebook/static/custom"]}` || path != "/tree" {
 		t.Errorf("classic: %q %q", got, path)
 	}
-	args, path = serverArgs(true, "/r/notebooks", 8890, true, true)
+	args, path = serverArgs(true, "/r/notebooks", 8890, true, true, custom)
 	if got := strings.Join(args, " "); got != "-m jupyterlab --ServerApp.ip=127.0.0.1 --ServerApp.port=8890 --ServerApp.port_retries=0 --ServerApp.root_dir=/r/notebooks --allow-root" || path != "/lab" {
 		t.Errorf("lab: %q %q", got, path)
 	}

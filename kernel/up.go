@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -70,7 +72,7 @@ func cmdUp(ctx context.Context, e *env, args []string) int {
 		return exitFail
 	}
 	defer logFile.Close()
-	args, urlPath := serverArgs(py.Has("jupyterlab"), wo.Work, p, *browser, os.Geteuid() == 0)
+	args, urlPath := serverArgs(py.Has("jupyterlab"), wo.Work, p, *browser, os.Geteuid() == 0, classicCustom(e.Root, py))
 	cmd := exec.Command(py.Path, args...)
 	cmd.Dir = wo.Work
 	// The token goes through the environment, not argv, so other users cannot read it in ps.
@@ -124,8 +126,10 @@ func cmdUp(ctx context.Context, e *env, args []string) int {
 
 // serverArgs are the Python arguments that start JupyterLab (lab) or the classic Notebook on
 // 127.0.0.1:port rooted at dir, and the URL path of its file browser. Jupyter refuses to run as
-// root (as in a container) without --allow-root.
-func serverArgs(lab bool, dir string, port int, browser, asRoot bool) (args []string, urlPath string) {
+// root (as in a container) without --allow-root. custom, for the classic Notebook, lists the
+// folders its custom/custom.css and custom.js are looked up in, first match winning (see
+// classicCustom); JupyterLab has no such file.
+func serverArgs(lab bool, dir string, port int, browser, asRoot bool, custom []string) (args []string, urlPath string) {
 	app, module, urlPath := "NotebookApp", "notebook", "/tree"
 	rootFlag := "notebook_dir"
 	if lab {
@@ -143,7 +147,28 @@ func serverArgs(lab bool, dir string, port int, browser, asRoot bool) (args []st
 	if asRoot {
 		args = append(args, "--allow-root")
 	}
+	if !lab && len(custom) > 0 {
+		// The Notebook (v6) copies tornado_settings over its web settings, static_custom_path
+		// among them; the JSON form of a dict on the command line is the one that takes a list.
+		settings, _ := json.Marshal(map[string][]string{"static_custom_path": custom})
+		args = append(args, "--NotebookApp.tornado_settings="+string(settings))
+	}
 	return args, urlPath
+}
+
+// classicCustom is where the classic Notebook looks for custom/custom.css and custom.js: the
+// user's own Jupyter config first, then kernel/classic (no arrow drawn on each tab of Go code),
+// then the Notebook's defaults.
+func classicCustom(root string, py *python) []string {
+	var dirs []string
+	if py.ConfigDir != "" {
+		dirs = append(dirs, filepath.Join(py.ConfigDir, "custom"))
+	}
+	dirs = append(dirs, filepath.Join(root, "kernel", "classic"))
+	if py.NotebookStatic != "" {
+		dirs = append(dirs, filepath.Join(py.NotebookStatic, "custom"))
+	}
+	return dirs
 }
 
 // freePort returns the first port from start on that 127.0.0.1 can listen on.

@@ -73,8 +73,22 @@ func TestFirstHour(t *testing.T) {
 
 	playFirstHour(t, fe, shots, clone)
 
-	// The dialog check can fail: a notebook with unsaved changes does ask.
+	// Go code is indented with tabs (gofmt); the Notebook's code theme draws an arrow on each,
+	// unless kernel/classic/custom.css, which up serves, takes it away.
 	fe.open(t, "00_start_here.ipynb")
+	var tabs []string
+	b.eval(t, `[...document.querySelectorAll(".CodeMirror span.cm-tab")].map(s => getComputedStyle(s).backgroundImage)`, &tabs)
+	if len(tabs) == 0 {
+		t.Error("notebook 00's code shows no tab (span.cm-tab): the check below checks nothing")
+	}
+	for _, bg := range tabs {
+		if bg != "none" {
+			t.Errorf("a tab in notebook 00's code is drawn with %.60s…, want no picture (kernel/classic/custom.css not served?)", bg)
+			break
+		}
+	}
+
+	// The dialog check can fail: a notebook with unsaved changes does ask.
 	b.eval(t, "IPython.notebook.set_dirty(true)", nil)
 	if got := fe.leave(t); len(got) != 1 || !strings.Contains(got[0], "beforeunload") {
 		t.Errorf("leaving a notebook with unsaved changes: dialogs %q, want one beforeunload (the dialog check itself is broken)", got)
