@@ -477,7 +477,7 @@ var seed001Extras04 = append(seed001Pick(seed001Corrections, 2), []Printed{
 }...)
 
 var seed001Pictures04 = []Picture{
-	{`display.ShowFigure(display.HeadSplit(6, 2, 1).Batch(2).Tokens(tokens...).Title("MultiHeadAttention(d_out=2, num_heads=2): head_dim 1"))`,
+	{`display.ShowFigure(display.HeadSplit(6, 2, 1).Batch(2).Tokens(tokens...).`,
 		[]string{"x.view(b, t, h, hd)", ".transpose(1, 2)", "[2, 6, 2, 1]", "[2, 2, 6, 1]", "head k gets feature k of every token"}},
 	{`weights := eager.Index(mha.LastWeights, 0) // batch element 0: [h, T, T]`,
 		[]string{"MultiHeadAttention (seed 123), batch 0", ">head 0<", ">head 1<", ">0.48<", ">0.52<", ">0.50<"}},
