@@ -1,8 +1,9 @@
 #!/bin/sh
 # kernel-setup.sh — install the attnbook Jupyter kernel (GoNB) for the image's user with the
 # repository's own `go run ./kernel setup` (it picks gopls/goimports pins that build with the
-# image's Go 1.24), then check that the installed spec points at files that exist in the image.
-# Run from the repository root.
+# image's Go), then check that the installed spec points at files that exist in the image and that
+# warm cells compile and link with the huge-page tools setup builds (ATTNBOOK_THP_TOOLS): without
+# them a class's warm cells take the stock tools' time. Run from the repository root.
 set -eu
 cd "${ATTNBOOK_ROOT:-$(dirname "$0")/..}"
 go run ./kernel setup
@@ -19,6 +20,9 @@ paths += [p for v in spec.get("env", {}).values() for p in v.split(":") if not p
 for p in paths:
     if p.startswith("/") and not os.path.exists(p):
         sys.exit("kernel-setup: the attnbook spec names %s, which does not exist in the image" % p)
+if not spec.get("env", {}).get("ATTNBOOK_THP_TOOLS"):
+    sys.exit("kernel-setup: the attnbook spec has no ATTNBOOK_THP_TOOLS: setup did not build the huge-page "
+             "compile and link (its 'thp tools' line above says why), so warm cells would use the stock tools")
 prog = spec["argv"][0]
 if not (os.path.isabs(prog) and os.access(prog, os.X_OK)):
     sys.exit("kernel-setup: the attnbook spec's program %r is not an executable absolute path" % prog)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/mod/modfile"
@@ -51,7 +52,8 @@ func built(dir, name string) string {
 	return path
 }
 
-// moduleDir is the extracted module in the module cache.
+// moduleDir is the extracted module in the module cache. Modules published before go.mod files
+// (GoNB's github.com/pkg/errors v0.9.1, github.com/gofrs/uuid v4.4.0+incompatible) have none in it.
 func moduleDir(gomodcache, path, version string) (string, error) {
 	p, err := module.EscapePath(path)
 	if err != nil {
@@ -62,7 +64,7 @@ func moduleDir(gomodcache, path, version string) (string, error) {
 		return "", err
 	}
 	dir := filepath.Join(gomodcache, p+"@"+v)
-	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 		return "", fmt.Errorf("thptools: %s@%s is not in the module cache (%w)", path, version, err)
 	}
 	return dir, nil
@@ -106,6 +108,9 @@ func buildCommand(ctx context.Context, g goEnv, c command, tmp, bin string, over
 	}
 	mod.AddNewRequire(c.Module, c.Version, false)
 	mod.AddReplace(c.Module, c.Version, dir, "")
+	// A replacement directory needs a go.mod: a module without one gets `module path` through the
+	// overlay (the go command then reads no zip of it, which the module cache may have dropped).
+	goMods := map[string]string{} // the missing go.mod's path → its content
 	for _, r := range requires.Require {
 		if r.Mod.Path == c.Module {
 			continue
@@ -113,6 +118,9 @@ func buildCommand(ctx context.Context, g goEnv, c command, tmp, bin string, over
 		if d, err := moduleDir(g.GOMODCACHE, r.Mod.Path, r.Mod.Version); err == nil {
 			mod.AddNewRequire(r.Mod.Path, r.Mod.Version, false)
 			mod.AddReplace(r.Mod.Path, r.Mod.Version, d, "")
+			if _, err := os.Stat(filepath.Join(d, "go.mod")); err != nil {
+				goMods[filepath.Join(d, "go.mod")] = "module " + modfile.AutoQuote(r.Mod.Path) + "\n"
+			}
 		}
 	}
 	gomod, err := mod.Format()
@@ -129,6 +137,16 @@ func buildCommand(ctx context.Context, g goEnv, c command, tmp, bin string, over
 	replace := map[string]string{}
 	for k, v := range overlay {
 		replace[k] = v
+	}
+	for path, content := range goMods {
+		file := filepath.Join(work, "gomod", strconv.Itoa(len(replace)), "go.mod")
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+			return err
+		}
+		replace[path] = file
 	}
 	for name, data := range files {
 		file := filepath.Join(work, "module", name)

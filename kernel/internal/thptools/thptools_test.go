@@ -304,3 +304,49 @@ func repoModFile(t *testing.T) string {
 	}
 	return path
 }
+
+// TestBuildCommandWithoutZips: a command builds from a module cache whose zips were dropped (as the
+// classroom image drops them) even when it requires a module published without a go.mod file
+// (GoNB's github.com/pkg/errors v0.9.1): the go command reads no zip. A fake module cache holds
+// example.com/cmd v1.0.0, which requires example.com/old v1.0.0, which has no go.mod.
+func TestBuildCommandWithoutZips(t *testing.T) {
+	ctx := context.Background()
+	g, err := readGoEnv(ctx, goBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	write := func(path, content string) {
+		t.Helper()
+		path = filepath.Join(cache, path)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmdMod := "module example.com/cmd\n\ngo 1.21\n\nrequire example.com/old v1.0.0\n"
+	write("example.com/cmd@v1.0.0/go.mod", cmdMod)
+	write("example.com/cmd@v1.0.0/main.go", "package main\n\nimport \"example.com/old\"\n\nfunc main() { println(old.Word) }\n")
+	write("example.com/old@v1.0.0/old.go", "package old\n\nconst Word = \"old\"\n")
+	for path, content := range map[string]string{ // what `go mod download` leaves, less the zips
+		"cache/download/example.com/cmd/@v/v1.0.0.mod":  cmdMod,
+		"cache/download/example.com/cmd/@v/v1.0.0.info": `{"Version":"v1.0.0"}`,
+		"cache/download/example.com/old/@v/v1.0.0.mod":  "module example.com/old\n",
+		"cache/download/example.com/old/@v/v1.0.0.info": `{"Version":"v1.0.0"}`,
+	} {
+		write(path, content)
+	}
+	g.GOMODCACHE = cache
+	c := command{Module: "example.com/cmd", Version: "v1.0.0", Package: "example.com/cmd", Name: "cmd",
+		source: func(string) (map[string][]byte, error) { return nil, nil }}
+	tmp, bin := t.TempDir(), t.TempDir()
+	if err := buildCommand(ctx, g, c, tmp, bin, nil); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(bin, "cmd-bin", "cmd")).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "old" {
+		t.Fatalf("the built command printed %q (%v), want old", out, err)
+	}
+}
