@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/attnbook/attnbook/kernel/internal/thptools"
 )
 
 // The classroom image `up -lab` runs where JupyterLab is not installed (docker/Dockerfile).
@@ -180,10 +182,12 @@ func openBrowser(url string) {
 	}
 }
 
-// imageLanguageInfo is the language_info the image's GoNB reports (see kernelLanguageInfo): its Go
-// version, read with `go version` inside the image; nil when that fails.
+// imageLanguageInfo is the language_info the image's GoNB reports (see kernelLanguageInfo): the Go
+// version of the GoNB its kernel spec starts — the one setup built beside the huge-page tools
+// ($ATTNBOOK_THP_TOOLS in the spec; built without GOEXPERIMENT, "go1.27.3"), else the installed
+// one ("go1.27.3-X:simd") — read with `go version` inside the image; nil when that fails.
 func imageLanguageInfo(ctx context.Context, docker, image string) map[string]any {
-	out, err := exec.CommandContext(ctx, docker, "run", "--rm", "--entrypoint", "sh", image, "-c", `go version "$(go env GOPATH)/bin/gonb"`).Output()
+	out, err := exec.CommandContext(ctx, docker, "run", "--rm", "--entrypoint", "sh", image, "-c", imageGoNBVersion).Output()
 	if err != nil {
 		return nil
 	}
@@ -194,3 +198,10 @@ func imageLanguageInfo(ctx context.Context, docker, image string) map[string]any
 	return map[string]any{"name": "go", "version": v, "mimetype": "text/x-go", "file_extension": ".go",
 		"pygments_lexer": "", "codemirror_mode": "", "nbconvert_exporter": ""}
 }
+
+// imageGoNBVersion prints `go version` of the GoNB the image's attnbook kernel spec starts.
+var imageGoNBVersion = `t=$(jupyter kernelspec list --json | python3 -c 'import json, sys; ` +
+	`print(json.load(sys.stdin)["kernelspecs"]["attnbook"]["spec"]["env"].get("ATTNBOOK_THP_TOOLS", ""))'); ` +
+	`g="$(go env GOPATH)/bin/gonb"; ` +
+	`if [ -n "$t" ] && [ -x "` + thptools.GoNBPath("$t") + `" ]; then g="` + thptools.GoNBPath("$t") + `"; fi; ` +
+	`go version "$g"`

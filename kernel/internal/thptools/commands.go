@@ -43,9 +43,12 @@ type command struct {
 	modFile                        string // the go.mod whose requirements pick the dependencies' versions; "" for Module's
 }
 
-// built is the command name built into dir (in name-bin/), or "".
+// commandPath is where Build puts the command name in dir: name-bin/name.
+func commandPath(dir, name string) string { return filepath.Join(dir, name+"-bin", name) }
+
+// built is the command name built into dir (commandPath), or "".
 func built(dir, name string) string {
-	path := filepath.Join(dir, name+"-bin", name)
+	path := commandPath(dir, name)
 	if _, err := os.Stat(path); dir == "" || err != nil {
 		return ""
 	}
@@ -166,7 +169,7 @@ func buildCommand(ctx context.Context, g goEnv, c command, tmp, bin string, over
 	if err := os.WriteFile(ovFile, ov, 0o644); err != nil {
 		return err
 	}
-	args := []string{"build", "-trimpath", "-overlay", ovFile, "-o", filepath.Join(bin, c.Name+"-bin", c.Name), c.Package}
+	args := []string{"build", "-trimpath", "-overlay", ovFile, "-o", commandPath(bin, c.Name), c.Package}
 	cmd := exec.CommandContext(ctx, filepath.Join(g.GOROOT, "bin", "go"), args...)
 	cmd.Dir = work
 	cmd.Env = append(toolBuildEnv(g, filepath.Join(tmp, "modcache")), "GOFLAGS=-mod=mod",

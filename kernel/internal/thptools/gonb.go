@@ -24,3 +24,7 @@ func gonbCommand(version, modFile string) command {
 
 // GoNB is the GoNB built into dir by Build with a version of GoNBModule, or "".
 func GoNB(dir string) string { return built(dir, "gonb") }
+
+// GoNBPath is where Build puts GoNB in dir, whether it is there or not (dir may be another
+// machine's, an image's).
+func GoNBPath(dir string) string { return commandPath(dir, "gonb") }
