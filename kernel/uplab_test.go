@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/attnbook/attnbook/kernel/internal/thptools"
 )
 
 func TestLabRunArgs(t *testing.T) {
@@ -69,7 +71,7 @@ func TestImageGoNBVersion(t *testing.T) {
 	if got, want := run(), filepath.Join(dir, "gopath", "bin", "gonb")+": go1.27.3"; got != want {
 		t.Errorf("without the huge-page tools' GoNB: %q, want %q", got, want)
 	}
-	built := filepath.Join(tools, "gonb-bin", "gonb")
+	built := thptools.GoNBPath(tools)
 	if err := os.MkdirAll(filepath.Dir(built), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"golang.org/x/mod/modfile"
@@ -142,7 +141,11 @@ func buildCommand(ctx context.Context, g goEnv, c command, tmp, bin string, over
 		replace[k] = v
 	}
 	for path, content := range goMods {
-		file := filepath.Join(work, "gomod", strconv.Itoa(len(replace)), "go.mod")
+		rel, err := filepath.Rel(g.GOMODCACHE, path) // pkg/errors@v0.9.1/go.mod: one file per module
+		if err != nil {
+			return err
+		}
+		file := filepath.Join(work, "gomod", rel)
 		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 			return err
 		}

@@ -345,7 +345,7 @@ func TestBuildCommandWithoutZips(t *testing.T) {
 	if err := buildCommand(ctx, g, c, tmp, bin, nil); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(filepath.Join(bin, "cmd-bin", "cmd")).CombinedOutput()
+	out, err := exec.Command(commandPath(bin, "cmd")).CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "old" {
 		t.Fatalf("the built command printed %q (%v), want old", out, err)
 	}
