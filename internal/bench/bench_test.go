@@ -222,6 +222,30 @@ for core, flags, want in [("Prescott", avx512, "SkylakeX"), ("Prescott", {"sse3"
 	}
 }
 
+// TestOpenBLASCoretypeDropped: an OPENBLAS_CORETYPE from the environment does not choose the
+// baseline's kernels (a Zen 5 guest's environment set Haswell, 1.25x the recipe's time of
+// OpenBLAS's own pick there): strongest_openblas_core re-runs the process without it, names it in
+// the notes, and keeps the one it sets itself across its own re-run.
+func TestOpenBLASCoretypeDropped(t *testing.T) {
+	if _, err := os.Stat(DefaultPython); err != nil {
+		t.Skipf("%s: %v", DefaultPython, err)
+	}
+	script := openblasCore + `
+strongest_openblas_core()
+print(os.environ.get("OPENBLAS_CORETYPE", "") == os.environ.get(OURS, ""), coretype_note())
+`
+	cmd := exec.Command(DefaultPython, "-c", script)
+	cmd.Env = append(os.Environ(), "OPENBLAS_CORETYPE=Prescott", "ATTNBOOK_OPENBLAS_CORETYPE=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got := strings.TrimSpace(string(out))
+	if !strings.HasPrefix(got, "True ") || !strings.HasSuffix(got, "the environment's OPENBLAS_CORETYPE=Prescott dropped") {
+		t.Errorf("after strongest_openblas_core with OPENBLAS_CORETYPE=Prescott: %q, want it dropped, named, and any core set its own", got)
+	}
+}
+
 // TestMatmulTiny runs --mode matmul at small sizes on the pure-Go backend: one result per size,
 // timed, with GFLOP/s, and a peak computed from /proc/cpuinfo where there is one.
 func TestMatmulTiny(t *testing.T) {

@@ -16,12 +16,27 @@ def openblas_core():
         return ""
 
 
+# Set with OPENBLAS_CORETYPE by strongest_openblas_core's re-run, so that the re-run keeps it.
+OURS = "ATTNBOOK_OPENBLAS_CORETYPE"
+# The OPENBLAS_CORETYPE the environment carried and strongest_openblas_core dropped, for the notes.
+IGNORED = "ATTNBOOK_OPENBLAS_CORETYPE_IGNORED"
+
+
 def strongest_openblas_core():
-    """Re-runs this process under the OpenBLAS kernels the CPU calls for where OpenBLAS does not know
-    the CPU (core_for). An OPENBLAS_CORETYPE already set is kept; nothing happens where
-    libblas.so.3 is not OpenBLAS."""
-    if os.environ.get("OPENBLAS_CORETYPE"):
+    """Re-runs this process under the kernels OpenBLAS picks for the CPU, or, where OpenBLAS does
+    not know the CPU, those its flags call for (core_for); nothing happens where libblas.so.3 is
+    not OpenBLAS. An OPENBLAS_CORETYPE inherited from the environment is dropped (named in
+    $ATTNBOOK_OPENBLAS_CORETYPE_IGNORED): a Zen 5 guest's environment set Haswell, and PyTorch
+    1.13 took 1.25x the time of OpenBLAS's own Cooperlake kernels on nanoGPT's recipe there; a
+    baseline forced onto weaker kernels would flatter every ratio against it."""
+    env = os.environ
+    coretype = env.get("OPENBLAS_CORETYPE", "")
+    if coretype and coretype == env.get(OURS):
         return
+    if coretype:
+        env[IGNORED] = coretype
+        del env["OPENBLAS_CORETYPE"]
+        os.execv(sys.executable, sys.orig_argv)
     try:
         with open("/proc/cpuinfo") as f:
             flags = set(next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), []))
@@ -29,8 +44,19 @@ def strongest_openblas_core():
         return
     want = core_for(openblas_core(), flags)
     if want:
-        os.environ["OPENBLAS_CORETYPE"] = want
+        env["OPENBLAS_CORETYPE"] = env[OURS] = want
         os.execv(sys.executable, sys.orig_argv)
+
+
+def coretype_note():
+    """What the notes say of OPENBLAS_CORETYPE: the one set, and one the environment carried and
+    strongest_openblas_core dropped; "" when neither."""
+    notes = []
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        notes.append("OPENBLAS_CORETYPE=" + os.environ["OPENBLAS_CORETYPE"])
+    if os.environ.get(IGNORED):
+        notes.append("the environment's OPENBLAS_CORETYPE=%s dropped" % os.environ[IGNORED])
+    return ", ".join(notes)
 
 
 def core_for(core, flags):

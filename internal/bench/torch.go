@@ -26,8 +26,9 @@ var (
 	openblasCore string
 	//go:embed torch_bench.py
 	torchBench string
-	// torchScript is torch_bench.py, run where OpenBLAS does not know the CPU under the kernels
-	// the CPU calls for (openblas_core.py, before torch loads OpenBLAS).
+	// torchScript is torch_bench.py, run under the kernels OpenBLAS picks for the CPU (an
+	// OPENBLAS_CORETYPE from the environment dropped), or those the CPU calls for where OpenBLAS
+	// does not know it (openblas_core.py, before torch loads OpenBLAS).
 	torchScript = openblasCore + "\nstrongest_openblas_core()\n\n" + torchBench
 )
 

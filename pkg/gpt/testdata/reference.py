@@ -25,9 +25,10 @@ Usage, from the repository root, with Debian's python3-torch 1.13:
     LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread \
       /usr/bin/python3 pkg/gpt/testdata/reference.py bench --data ../shared/data/tinyshakespeare.txt
 
-(where OpenBLAS does not know the CPU, as 0.3.21 does not know Intel models newer than it, it
-re-runs itself under the kernels the CPU calls for: internal/bench/openblas_core.py; "openblas_core"
-in its output names the kernels it ran on), and with PyTorch 2.6 (Debian trixie's, in the container
+(it re-runs itself under the kernels OpenBLAS picks for the CPU, dropping an OPENBLAS_CORETYPE the
+environment set, or, where OpenBLAS does not know the CPU, as 0.3.21 does not know Intel models newer
+than it, under those the CPU calls for: internal/bench/openblas_core.py; "openblas_core" and
+"openblas_coretype" in its output name the kernels it ran on), and with PyTorch 2.6 (Debian trixie's, in the container
 of docker/torch), its attention through F.scaled_dot_product_attention as nanoGPT's model does on
 PyTorch >= 2.0:
 
@@ -43,7 +44,7 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in internal/bench
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "internal", "bench"))
-from openblas_core import openblas_core, strongest_openblas_core  # noqa: E402
+from openblas_core import coretype_note, openblas_core, strongest_openblas_core  # noqa: E402
 
 strongest_openblas_core()
 
@@ -364,7 +365,7 @@ def bench(argv):
                        for _ in range(a.eval_iters)) / a.eval_iters
     tokens = a.steps * B * T
     print(json.dumps({"impl": "pytorch", "torch": torch.__version__, "attention": a.attention, "threads": torch.get_num_threads(),
-                      "openblas_core": openblas_core(), "stream": a.stream, "steps": a.steps, "train_seconds": round(train_s, 2),
+                      "openblas_core": openblas_core(), "openblas_coretype": coretype_note(), "stream": a.stream, "steps": a.steps, "train_seconds": round(train_s, 2),
                       "tokens_per_second": round(tokens / train_s), "final_train_loss": losses[-1],
                       "val_loss": val_loss, "val_loss_full": full_loss(model, val, T), "nanogpt_estimates": evals,
                       "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}))
