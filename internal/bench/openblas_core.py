@@ -27,8 +27,8 @@ def strongest_openblas_core():
     not know the CPU, those its flags call for (core_for); nothing happens where libblas.so.3 is
     not OpenBLAS. An OPENBLAS_CORETYPE inherited from the environment is dropped (named in
     $ATTNBOOK_OPENBLAS_CORETYPE_IGNORED): a Zen 5 guest's environment set Haswell, and PyTorch
-    1.13 took 1.25x the time of OpenBLAS's own Cooperlake kernels on nanoGPT's recipe there; a
-    baseline forced onto weaker kernels would flatter every ratio against it."""
+    1.13 took 1.3x the time of OpenBLAS's own Cooperlake kernels on 400 steps of nanoGPT's recipe
+    there; a baseline forced onto weaker kernels would flatter every ratio against it."""
     env = os.environ
     coretype = env.get("OPENBLAS_CORETYPE", "")
     if coretype and coretype == env.get(OURS):
