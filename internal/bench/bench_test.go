@@ -223,9 +223,9 @@ for core, flags, want in [("Prescott", avx512, "SkylakeX"), ("Prescott", {"sse3"
 }
 
 // TestOpenBLASCoretypeDropped: an OPENBLAS_CORETYPE from the environment does not choose the
-// baseline's kernels (a Zen 5 guest's environment set Haswell, 1.3x the time on 400 steps of the recipe of
-// OpenBLAS's own pick there): strongest_openblas_core re-runs the process without it, names it in
-// the notes, and keeps the one it sets itself across its own re-run.
+// baseline's kernels (a Zen 5 guest's environment set Haswell, whose 400 steps of the recipe took
+// 1.3x the time of OpenBLAS's own pick there): strongest_openblas_core re-runs the process without
+// it, names it in the notes, and keeps the one it sets itself across its own re-run.
 func TestOpenBLASCoretypeDropped(t *testing.T) {
 	if _, err := os.Stat(DefaultPython); err != nil {
 		t.Skipf("%s: %v", DefaultPython, err)

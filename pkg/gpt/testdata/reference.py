@@ -26,11 +26,11 @@ Usage, from the repository root, with Debian's python3-torch 1.13:
       /usr/bin/python3 pkg/gpt/testdata/reference.py bench --data ../shared/data/tinyshakespeare.txt
 
 (it re-runs itself under the kernels OpenBLAS picks for the CPU, dropping an OPENBLAS_CORETYPE the
-environment set, or, where OpenBLAS does not know the CPU, as 0.3.21 does not know Intel models newer
-than it, under those the CPU calls for: internal/bench/openblas_core.py; "openblas_core" and
-"openblas_coretype" in its output name the kernels it ran on), and with PyTorch 2.6 (Debian trixie's, in the container
-of docker/torch), its attention through F.scaled_dot_product_attention as nanoGPT's model does on
-PyTorch >= 2.0:
+environment set, or, where OpenBLAS does not know the CPU, as 0.3.21 does not know Intel models
+newer than it, under those the CPU calls for: internal/bench/openblas_core.py; "openblas_core" and
+"openblas_coretype" in its output name the kernels it ran on), and with PyTorch 2.6 (Debian
+trixie's, in the container of docker/torch), its attention through F.scaled_dot_product_attention
+as nanoGPT's model does on PyTorch >= 2.0:
 
     ATTNBOOK_DATA=../shared/data docker/torch/run.sh python3 pkg/gpt/testdata/reference.py bench \
       --data /data/tinyshakespeare.txt --attention sdpa --threads 2
