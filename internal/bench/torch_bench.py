@@ -236,8 +236,9 @@ def blas_config(libs):
             lib.openblas_get_config.restype = ctypes.c_char_p
             lib.openblas_get_corename.restype = ctypes.c_char_p
             core = lib.openblas_get_corename().decode().strip()
-            if coretype_note():
-                core += ", " + coretype_note()
+            note = coretype_note()
+            if note:
+                core += ", " + note
             return "%s (core %s)" % (lib.openblas_get_config().decode().strip(), core)
         except (OSError, AttributeError):
             return ""
