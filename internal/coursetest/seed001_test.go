@@ -392,7 +392,7 @@ var seed001Extras02 = []Printed{
 	}, "\n")},
 	{Cell: "// PyTorch cell [19]", Text: "output shape: torch.Size([6, 2])\nrow 1: tensor([0.3061, 0.8210])"},
 	{Cell: "// PyTorch cell [21]", Text: "W_query.weight.shape: torch.Size([2, 3])\noutput shape: torch.Size([6, 2])"},
-	{Cell: `v1 := &SelfAttentionV1{WQuery: eager.T(saV2.WQuery), WKey: eager.T(saV2.WKey), WValue: eager.T(saV2.WValue)}`,
+	{Cell: `v1 := &SelfAttentionV1{`,
 		Text: "v1 with v2's weights transposed gives v2's output: True"},
 	{Cell: `m1 := attention.NewSelfAttentionV1(torchrand.New(123), dIn, dOut)`,
 		Text: "SelfAttentionV1 agrees: True  parameters: 18\nSelfAttentionV2 agrees: True  parameters: 18"},
@@ -453,7 +453,7 @@ var seed001Pictures03 = []Picture{
 
 var seed001Extras04 = append(seed001Pick(seed001Corrections, 2), []Printed{
 	{Cell: "fmt.Println(\"batch.shape:\", display.Shape(Batch()))", Text: "batch.shape: torch.Size([2, 6, 3])"},
-	{Cell: `theirs := attention.NewMultiHeadAttentionWrapper(torchrand.New(123), 3, 2, 6, 0.0, 2, false).Forward(batch)`, Text: "pkg/attention agrees: True"},
+	{Cell: `theirs := attention.NewMultiHeadAttentionWrapper(torchrand.New(123), 3, 2, 6, 0.0, 2, false).`, Text: "pkg/attention agrees: True"},
 	{Cell: "// PyTorch cell [101]", Text: "error: eager.View: cannot view [12] as [5 -1]…"},
 	{Cell: "// PyTorch cell [106]", Text: "x_3d.transpose(1, 2).contiguous().view(-1): tensor([ 1,  4,  2,  5,  3,  6,  7, 10,  8, 11,  9, 12])"},
 	// torch.manual_seed(123) in front of seed cell [102]: y1 = linear(x1).
@@ -482,7 +482,7 @@ var seed001Pictures04 = []Picture{
 	{`weights := eager.Index(mha.LastWeights, 0) // batch element 0: [h, T, T]`,
 		[]string{"MultiHeadAttention (seed 123), batch 0", ">head 0<", ">head 1<", ">0.48<", ">0.52<", ">0.50<"}},
 	// The explorer, run headless, leaves the static grid of both heads and returns.
-	{`display.ExploreHeads(eager.Index(mha.LastWeights, 0), 2*time.Minute, tokens...) // batch element 0: [h, T, T]`,
+	{`display.ExploreHeads(eager.Index(mha.LastWeights, 0), 2*time.Minute, tokens...)`,
 		[]string{`class="attnbook-heads"`, "weights [2, 6, 6]", ">head 0<", ">head 1<", ">0.48<", ">0.52<"}},
 }
 
