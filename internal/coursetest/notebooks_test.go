@@ -1,12 +1,14 @@
 package coursetest
 
 import (
+	"go/format"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/attnbook/attnbook/internal/nbrun"
 	"github.com/attnbook/attnbook/internal/nbrun/ipynb"
@@ -190,4 +192,75 @@ func TestNotebookFolderHoldsOnlyNotebooks(t *testing.T) {
 			t.Errorf("notebooks/%s: only NN_topic.ipynb notebooks belong in notebooks/ (tests go to internal/coursetest)", name)
 		}
 	}
+}
+
+// TestNotebookCodeFitsTheCell: every code cell reads as gofmt writes it, and no code line is longer
+// than 100 characters (a URL may be), so that a student reads it in the classic Notebook and in
+// JupyterLab without scrolling sideways. A cell is checked as GoNB builds it: its declarations as a
+// file, the statements after %% as a function body; a cell with other magics is skipped.
+func TestNotebookCodeFitsTheCell(t *testing.T) {
+	const maxLine = 100
+	checked := 0
+	for name, nb := range courseNotebooks(t) {
+		for i, c := range nb.Cells {
+			if c.CellType != "code" {
+				continue
+			}
+			src := string(c.Source)
+			for n, line := range strings.Split(src, "\n") {
+				if utf8.RuneCountInString(line) > maxLine && !strings.Contains(line, "://") {
+					t.Errorf("%s: cell %d line %d has %d characters, want at most %d: %q",
+						name, i, n+1, utf8.RuneCountInString(line), maxLine, line)
+				}
+			}
+			want, ok := gofmtCell(src)
+			if !ok {
+				continue
+			}
+			checked++
+			if want != src {
+				t.Errorf("%s: cell %d (%q) is not as gofmt writes it; want:\n%s", name, i, c.FirstLine(), want)
+			}
+		}
+	}
+	if checked < 200 {
+		t.Errorf("%d code cells checked with gofmt, want the ~210 without magics: does gofmtCell still parse them?", checked)
+	}
+}
+
+// gofmtCell returns a GoNB cell as gofmt writes it, or false where the cell has magics other than
+// %% or does not parse: declarations before %% are formatted as a file, the statements after it
+// as the body of a function.
+func gofmtCell(src string) (string, bool) {
+	decl, body, hasBody := strings.Cut(src, "\n%%\n")
+	if !hasBody && strings.HasPrefix(src, "%%\n") {
+		decl, body, hasBody = "", src[len("%%\n"):], true
+	}
+	for _, l := range strings.Split(src, "\n") {
+		if (strings.HasPrefix(l, "%") && l != "%%") || strings.HasPrefix(l, "!") {
+			return "", false
+		}
+	}
+	var out []string
+	if strings.TrimSpace(decl) != "" {
+		f, err := format.Source([]byte("package main\n" + decl + "\n"))
+		if err != nil {
+			return "", false
+		}
+		out = append(out, strings.Trim(strings.TrimPrefix(string(f), "package main\n"), "\n"))
+	}
+	if hasBody {
+		f, err := format.Source([]byte("package main\n\nfunc main() {\n" + body + "\n}\n"))
+		if err != nil {
+			return "", false
+		}
+		inner := strings.TrimPrefix(string(f), "package main\n\nfunc main() {\n")
+		inner = strings.TrimSuffix(strings.TrimRight(inner, "\n"), "}")
+		lines := strings.Split(strings.TrimRight(inner, "\n"), "\n")
+		for i, l := range lines {
+			lines[i] = strings.TrimPrefix(l, "\t")
+		}
+		out = append(out, "%%\n"+strings.Join(lines, "\n"))
+	}
+	return strings.Join(out, "\n\n"), true
 }
