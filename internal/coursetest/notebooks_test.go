@@ -232,15 +232,12 @@ func TestNotebookCodeFitsTheCell(t *testing.T) {
 // %% or does not parse: declarations before %% are formatted as a file, the statements after it
 // as the body of a function.
 func gofmtCell(src string) (string, bool) {
-	decl, body, hasBody := strings.Cut(src, "\n%%\n")
-	if !hasBody && strings.HasPrefix(src, "%%\n") {
-		decl, body, hasBody = "", src[len("%%\n"):], true
-	}
 	for _, l := range strings.Split(src, "\n") {
 		if (strings.HasPrefix(l, "%") && l != "%%") || strings.HasPrefix(l, "!") {
 			return "", false
 		}
 	}
+	decl, body, hasBody := strings.Cut("\n"+src, "\n%%\n")
 	var out []string
 	if strings.TrimSpace(decl) != "" {
 		f, err := format.Source([]byte("package main\n" + decl + "\n"))
