@@ -59,7 +59,7 @@ func modulePath(gomod string) string {
 
 // goEnv is what the kernel commands need from `go env`.
 type goEnv struct {
-	GOROOT, GOBIN, GOPATH, GOVERSION, GOARCH, GOEXPERIMENT string
+	GOROOT, GOBIN, GOPATH, GOVERSION, GOARCH, GOEXPERIMENT, GOTOOLCHAIN string
 }
 
 // SIMDExperiment is the GOEXPERIMENT value every go command of attnbook (kernel subcommands,
@@ -165,7 +165,7 @@ func readGoEnv(ctx context.Context) (goEnv, error) {
 	if err != nil {
 		return goEnv{}, errors.New("the go command is not on $PATH: install Go from https://go.dev/dl and add its bin folder to $PATH")
 	}
-	out, err := exec.CommandContext(ctx, goCmd, "env", "-json", "GOROOT", "GOBIN", "GOPATH", "GOVERSION", "GOARCH", "GOEXPERIMENT").Output()
+	out, err := exec.CommandContext(ctx, goCmd, "env", "-json", "GOROOT", "GOBIN", "GOPATH", "GOVERSION", "GOARCH", "GOEXPERIMENT", "GOTOOLCHAIN").Output()
 	if err != nil {
 		return goEnv{}, fmt.Errorf("go env: %w", err)
 	}

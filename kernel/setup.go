@@ -249,18 +249,35 @@ func buildTHPTools(ctx context.Context, e *env) (string, string, error) {
 }
 
 func checkGo(e *env) (string, string, error) {
-	want := "go" + goDirective(filepath.Join(e.Root, "go.mod"))
+	gomod := filepath.Join(e.Root, "go.mod")
+	want := "go" + goDirective(gomod)
 	if want != "go" && version.Compare(e.Go.GOVERSION, want) < 0 {
-		return "", "", fmt.Errorf("%s is older than go.mod's %s: install a newer Go from https://go.dev/dl", e.Go.GOVERSION, want)
+		return "", "", fmt.Errorf("%s is older than go.mod's %s: %s", e.Go.GOVERSION, want, newerGoHint(e.Go.GOTOOLCHAIN, goModLine(gomod, "toolchain")))
 	}
 	return "ok", fmt.Sprintf("%s in %s; tools in %s", e.Go.GOVERSION, e.Go.GOROOT, e.Go.ToolDir()), nil
 }
 
+// newerGoHint says how to get a Go as new as go.mod asks, given the go command's GOTOOLCHAIN and
+// go.mod's toolchain line ("go1.27.3", or ""): where GOTOOLCHAIN=local keeps the go command from
+// fetching that toolchain, the export that lets it.
+func newerGoHint(goToolchain, toolchain string) string {
+	const install = "install a newer Go from https://go.dev/dl"
+	if goToolchain != "local" || toolchain == "" {
+		return install
+	}
+	return fmt.Sprintf("GOTOOLCHAIN=local keeps the go command from fetching go.mod's toolchain: "+
+		"export GOTOOLCHAIN=%s (the go command downloads it from the module proxy) and run this again, or %s", toolchain, install)
+}
+
 // goDirective is go.mod's go version ("1.24.3"), or "".
-func goDirective(gomod string) string {
+func goDirective(gomod string) string { return goModLine(gomod, "go") }
+
+// goModLine is the value of go.mod's first line starting with the directive (go "1.27",
+// toolchain "go1.27.3"), or "".
+func goModLine(gomod, directive string) string {
 	data, _ := os.ReadFile(gomod)
 	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "go "); ok {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), directive+" "); ok {
 			return strings.TrimSpace(v)
 		}
 	}

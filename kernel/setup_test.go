@@ -52,6 +52,32 @@ func TestGoToolsArePinned(t *testing.T) {
 	if d := goDirective(filepath.Join(root, "go.mod")); d != "1.27" {
 		t.Errorf("goDirective = %q, want 1.27", d)
 	}
+	if tc := goModLine(filepath.Join(root, "go.mod"), "toolchain"); tc != "go1.27.3" {
+		t.Errorf("go.mod's toolchain line = %q, want go1.27.3", tc)
+	}
+}
+
+// A go command set to GOTOOLCHAIN=local, older than go.mod asks (the machines of this project: Go
+// 1.26.8, GOTOOLCHAIN=local in its go.env), is told the export that fetches go.mod's toolchain.
+func TestCheckGoNamesTheExport(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "go.mod"), []byte("module m\n\ngo 1.27\n\ntoolchain go1.27.3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ goToolchain, want string }{
+		{"local", "export GOTOOLCHAIN=go1.27.3 (the go command downloads it from the module proxy) and run this again, or install a newer Go"},
+		{"auto", "go1.26.8 is older than go.mod's go1.27: install a newer Go from https://go.dev/dl"},
+	} {
+		e := &env{Root: root, Go: goEnv{GOVERSION: "go1.26.8", GOTOOLCHAIN: tc.goToolchain}}
+		_, _, err := checkGo(e)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("GOTOOLCHAIN=%s: checkGo error %v, want it to contain %q", tc.goToolchain, err, tc.want)
+		}
+	}
+	e := &env{Root: root, Go: goEnv{GOVERSION: "go1.27.3", GOTOOLCHAIN: "local", GOROOT: "/go", GOPATH: "/gopath"}}
+	if _, _, err := checkGo(e); err != nil {
+		t.Errorf("go1.27.3: %v", err)
+	}
 }
 
 func TestExperiment(t *testing.T) {
