@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"debug/buildinfo"
 	_ "embed"
@@ -43,19 +41,7 @@ func findRoot(dir string) (string, error) {
 }
 
 // modulePath is the module path declared by a go.mod file, or "".
-func modulePath(gomod string) string {
-	data, err := os.ReadFile(gomod)
-	if err != nil {
-		return ""
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "module "); ok {
-			return strings.Trim(strings.TrimSpace(rest), `"`)
-		}
-	}
-	return ""
-}
+func modulePath(gomod string) string { return strings.Trim(goModLine(gomod, "module"), `"`) }
 
 // goEnv is what the kernel commands need from `go env`.
 type goEnv struct {
