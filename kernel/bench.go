@@ -30,6 +30,10 @@ func cmdBench(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.Stderr, "bench: %v\n", err)
 		return 1
 	}
+	if _, _, err := checkGo(e); err != nil && !wantsHelp(args) {
+		fmt.Fprintf(e.Stderr, "bench: %v\n", err)
+		return exitMissing
+	}
 	if os.Getenv(benchChildEnv) == "" && (os.Getenv("GOEXPERIMENT") != e.Go.Experiment() || os.Getenv("GODEBUG") != e.Go.GODEBUG()) {
 		if o, err := bench.ParseFlags(e.Root, args, io.Discard); err != nil || o.Cells || o.Render {
 			return bench.Main(e.Root, self, args, e.Stdout, e.Stderr) // bad flags, help, or nothing timed in this process

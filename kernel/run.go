@@ -230,9 +230,12 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-// runPrerequisites checks what executing a notebook needs: nbclient, GoNB, goimports and the
-// modules go.mod requires.
+// runPrerequisites checks what executing a notebook needs: a Go as new as go.mod's, nbclient,
+// GoNB, goimports and the modules go.mod requires.
 func runPrerequisites(ctx context.Context, e *env) (*python, error) {
+	if _, _, err := checkGo(e); err != nil {
+		return nil, err
+	}
 	py := probePython(ctx)
 	if py == nil || !py.CanRun() {
 		return nil, fmt.Errorf("Jupyter's nbclient is not installed (looked in %s): run go run ./kernel setup", strings.Join(pythonCandidates(), ", "))

@@ -80,6 +80,25 @@ func TestCheckGoNamesTheExport(t *testing.T) {
 	}
 }
 
+// TestRunAndBenchCheckGoFirst: run and bench, which build with go.mod's Go, say what to do about
+// an older one before anything else, as setup and doctor do (not the go command's message about
+// the GOTOOLCHAIN the kernel passes on).
+func TestRunAndBenchCheckGoFirst(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "go.mod"), []byte("module m\n\ngo 1.27\n\ntoolchain go1.27.3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const want = "go1.26.8 is older than go.mod's go1.27: GOTOOLCHAIN=local keeps the go command from fetching go.mod's toolchain: export GOTOOLCHAIN=go1.27.3"
+	var stderr strings.Builder
+	e := &env{Root: root, Go: goEnv{GOVERSION: "go1.26.8", GOTOOLCHAIN: "local"}, Stdout: io.Discard, Stderr: &stderr}
+	if _, err := runPrerequisites(context.Background(), e); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("runPrerequisites with go1.26.8: %v, want an error starting %q", err, want)
+	}
+	if code := cmdBench(context.Background(), e, []string{"--quick"}); code != exitMissing || !strings.HasPrefix(stderr.String(), "bench: "+want) {
+		t.Errorf("bench with go1.26.8: exit %d, stderr %q; want %d and %q", code, stderr.String(), exitMissing, "bench: "+want)
+	}
+}
+
 func TestExperiment(t *testing.T) {
 	for _, tc := range []struct {
 		arch, version, user, want string
