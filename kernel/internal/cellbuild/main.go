@@ -68,6 +68,7 @@ type record struct {
 	Archives []string // the build cache files the import configurations name
 	Deps     []dep    // dependencies outside GOROOT and the module cache
 	Built    string   // the main package's sources and BIN as the last build left them
+	LinkBase string   // the link's import configuration before extend first added to it
 
 	deps map[string][]string // go list's Deps of every package, while recording
 }
@@ -235,6 +236,9 @@ func fastBuild(goBin, out string) error {
 		}
 	}
 	if len(added) > 0 {
+		if r.LinkBase == "" {
+			r.LinkBase = linkConfig(r.Link)
+		}
 		err := extend(goBin, &r, added)
 		trace("extend", err)
 		if err != nil {
@@ -245,7 +249,7 @@ func fastBuild(goBin, out string) error {
 		return nil // the go command too would find nothing to do
 	}
 	env := append(os.Environ(), r.ToolEnv...)
-	if err := runTool(slices.Clone(r.Compile), env); err != nil {
+	if err := runTool(slices.Clone(r.Compile), env, ""); err != nil {
 		return err
 	}
 	tmp := out + ".cellbuild"
@@ -253,12 +257,16 @@ func fastBuild(goBin, out string) error {
 	for i, a := range link {
 		link[i] = strings.ReplaceAll(a, outPlaceholder, tmp)
 	}
+	base := r.LinkBase
 	if !slices.Equal(imports, r.Main) {
 		if err := linkOnly(r, imports, link); err != nil {
 			return err
 		}
+		if linkConfigPath(link) != linkConfigPath(r.Link) {
+			base = "" // a configuration with fewer packages: the base's server would refuse it
+		}
 	}
-	if err := runTool(link, env); err != nil {
+	if err := runTool(link, env, base); err != nil {
 		os.Remove(tmp)
 		return err
 	}
@@ -317,18 +325,37 @@ func linkOnly(r record, imports, link []string) error {
 
 // runTool runs a cell's compile or link with the huge-page build of its tool when there is one:
 // through that tool's resident server when the tools have one (kernel/internal/linkd), else, or
-// when the server could not run it, as a command.
-func runTool(argv, env []string) error {
+// when the server could not run it, as a command. A link whose import configuration extends
+// linkBase (a record's LinkBase; "" for none) may be served by linkBase's server
+// (linkd.RunExtended).
+func runTool(argv, env []string, linkBase string) error {
 	tools := os.Getenv(thptools.EnvVar)
 	stock := argv[0]
 	if argv[0] = thptools.Lookup(tools, stock); argv[0] != stock && thptools.Resident(tools, argv[0]) {
-		err := linkd.Run(argv, env)
+		err := linkd.RunExtended(argv, env, linkBase)
 		trace("resident "+filepath.Base(argv[0]), err)
 		if err == nil || errors.Is(err, linkd.ErrFailed) {
 			return err
 		}
 	}
 	return run(argv, env)
+}
+
+// linkConfigPath is the link command's -importcfg file, "" if it has none.
+func linkConfigPath(link []string) string {
+	if i := slices.Index(link, "-importcfg"); i >= 0 && i+1 < len(link) {
+		return link[i+1]
+	}
+	return ""
+}
+
+// linkConfig is the content of the link command's -importcfg file, "" if it cannot be read.
+func linkConfig(link []string) string {
+	data, err := os.ReadFile(linkConfigPath(link))
+	if err != nil {
+		return ""
+	}
+	return string(data)
 }
 
 // built hashes the main package's files and BIN's size and modification time.

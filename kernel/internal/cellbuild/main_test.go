@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -115,8 +116,25 @@ func TestCellBuild(t *testing.T) {
 	write(filepath.Join(lib, "extra.go"), "package lib\n\nfunc init() { Word += \"+\" }\n")
 	step("file added to a dependency", "", env, "go", "v2 pear!+ 3")
 	step("cell after it", `fmt.Println(lib.V(), 2.5)`, env, "recorded", "v2 pear!+ 2.5")
+	linkBase := func() string {
+		t.Helper()
+		var r record
+		if data, err := os.ReadFile(filepath.Join(mod, stateDir, "record.json")); err != nil || json.Unmarshal(data, &r) != nil {
+			t.Fatalf("reading the record: %v", err)
+		}
+		return r.LinkBase
+	}
+	baseCfg, err := os.ReadFile(filepath.Join(mod, stateDir, "importcfg.link"))
+	if err != nil || linkBase() != "" {
+		t.Fatalf("before any new import: %v, LinkBase %q, want none", err, linkBase())
+	}
 	imports = "\"fmt\"\n\t\"strings\"\n\n\t\"example.com/lib\""
 	step("new import", `fmt.Println(lib.V(), strings.ToUpper("three"))`, env, "fast", "v2 pear!+ THREE")
+	// The link's configuration before it is the base whose resident linker may serve the links
+	// after it (linkd.RunExtended), through every later extension.
+	if got := linkBase(); got != string(baseCfg) {
+		t.Errorf("new import: the record's LinkBase is %q, want the link's configuration before it, %q", got, baseCfg)
+	}
 	if all := packages(filepath.Join(mod, stateDir, "importcfg.link")); !slices.Contains(all, "strings") || len(all) != len(slices.Compact(all)) {
 		t.Errorf("new import: the recorded link's packages %q should have strings, once", all)
 	}
@@ -147,6 +165,9 @@ func TestCellBuild(t *testing.T) {
 	// attnbook's dependencies import it).
 	imports = "\"fmt\"\n\n\t\"example.com/lib\"\n\t\"github.com/pkg/errors\""
 	step("new import from another module", `fmt.Println(lib.V(), errors.New("five"))`, env, "fast", "v2 pear!+ five")
+	if got := linkBase(); got != string(baseCfg) {
+		t.Errorf("after a second new import: the record's LinkBase is %q, want the first one's, %q", got, baseCfg)
+	}
 	other := filepath.Join(mod, "other-build")
 	goBuild := exec.Command(goBin, "build", "-o", other)
 	goBuild.Dir, goBuild.Env = mod, env

@@ -114,6 +114,16 @@ func TestLink(t *testing.T) {
 		}
 		run(filepath.Join(toolDir, "compile"), "-o", obj, "-p", "main", "-complete", "-importcfg", importcfg, "-pack", "main.go")
 	}
+	symbolsOf := func(exe string) string {
+		var names []string
+		for line := range strings.Lines(run(nm, exe)) {
+			if f := strings.Fields(line); len(f) >= 3 {
+				names = append(names, f[1]+" "+f[2])
+			}
+		}
+		slices.Sort(names)
+		return strings.Join(names, "\n")
+	}
 	link := func(exe string) []string {
 		return []string{filepath.Join(tools, "link"), "-o", exe, "-importcfg", importcfg, "-buildmode=exe", obj}
 	}
@@ -151,19 +161,62 @@ func TestLink(t *testing.T) {
 		}
 		// The same symbols: the server's dead code pass, carried on in its child, reaches what
 		// an ordinary link reaches (only their order and the tables' sizes differ).
-		symbols := func(exe string) string {
-			var names []string
-			for line := range strings.Lines(run(nm, exe)) {
-				if f := strings.Fields(line); len(f) >= 3 {
-					names = append(names, f[1]+" "+f[2])
-				}
-			}
-			slices.Sort(names)
-			return strings.Join(names, "\n")
-		}
-		if got, want := symbols(exe+"0"), symbols(exe); got != want {
+		if got, want := symbolsOf(exe+"0"), symbolsOf(exe); got != want {
 			t.Errorf("the server's program has other symbols than the ordinary link's:\n%s", lineDiff(got, want))
 		}
+	}
+
+	// A link whose import configuration adds packages to the server's (a cell importing
+	// something new) is served by that server through RunExtended, its child loading them after
+	// the server's, and no server starts for the wider configuration.
+	wider, err := exec.Command(goBin, "list", "-export", "-deps", "-f", "{{if .Export}}packagefile {{.ImportPath}}={{.Export}}{{end}}", "fmt", "strings", "sort", "unicode/utf8").Output()
+	if err != nil {
+		t.Fatalf("go list -export: %v", err)
+	}
+	// The configuration is rewritten in place, as the cell builder extends its own.
+	if err := os.WriteFile(importcfg, wider, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := "package main\n\nimport (\n\t\"fmt\"\n\t\"sort\"\n\t\"strings\"\n\t\"unicode/utf8\"\n)\n\n" +
+		"func main() { s := []string{\"b\", \"a\"}; sort.Strings(s); fmt.Println(strings.Join(s, \",\"), utf8.RuneLen('é')) }\n"
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(filepath.Join(toolDir, "compile"), "-o", obj, "-p", "main", "-complete", "-importcfg", importcfg, "-pack", "main.go")
+	widerLink := []string{filepath.Join(tools, "link"), "-o", filepath.Join(dir, "wider"), "-importcfg", importcfg, "-buildmode=exe", obj}
+	if err := linkd.RunExtended(widerLink, env, string(cfg)); err != nil {
+		t.Fatalf("RunExtended with more packages than the server's: %v", err)
+	}
+	if widerSock, err := linkd.Socket(widerLink, env); err != nil {
+		t.Fatal(err)
+	} else if _, err := os.Stat(widerSock + ".starting"); err == nil {
+		t.Errorf("RunExtended, served by the narrower configuration's server, started a server for the wider one")
+	}
+	run(filepath.Join(tools, "link"), "-o", filepath.Join(dir, "wider-ordinary"), "-importcfg", importcfg, "-buildmode=exe", obj)
+	if got := run(filepath.Join(dir, "wider")); got != "a,b 2\n" {
+		t.Errorf("program with more packages, linked by the server, printed %q, want %q", got, "a,b 2\n")
+	}
+	if got, want := symbolsOf(filepath.Join(dir, "wider")), symbolsOf(filepath.Join(dir, "wider-ordinary")); got != want {
+		t.Errorf("the server's program with more packages has other symbols than the ordinary link's:\n%s", lineDiff(got, want))
+	}
+	// One whose configuration leaves out a package of the server's is refused by its child, and
+	// a server starts for that configuration instead.
+	narrow, err := exec.Command(goBin, "list", "-export", "-deps", "-f", "{{if .Export}}packagefile {{.ImportPath}}={{.Export}}{{end}}", "os").Output()
+	if err != nil {
+		t.Fatalf("go list -export: %v", err)
+	}
+	if err := os.WriteFile(importcfg, narrow, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nimport \"os\"\n\nfunc main() { os.Exit(0) }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(filepath.Join(toolDir, "compile"), "-o", obj, "-p", "main", "-complete", "-importcfg", importcfg, "-pack", "main.go")
+	if err := linkd.RunExtended(link(filepath.Join(dir, "narrow")), env, string(cfg)); !errors.Is(err, linkd.ErrNoServer) {
+		t.Errorf("RunExtended with fewer packages than the server's: %v, want ErrNoServer", err)
+	}
+	if err := os.WriteFile(importcfg, cfg, 0o644); err != nil {
+		t.Fatal(err)
 	}
 
 	// A request whose arguments differ from the server's is refused, and nothing is written.
@@ -302,8 +355,12 @@ func request(t *testing.T, sock string, args []string) (status, output string) {
 	c.Write([]byte(strings.Join(args, "\x00")))
 	c.(*net.UnixConn).CloseWrite()
 	out, _ := io.ReadAll(c)
-	before, after, _ := strings.Cut(string(out), "\x00linkd-exit ")
-	return strings.TrimSpace(after), before
+	// A child that succeeded writes the status line as it exits, and its server once more.
+	i := strings.LastIndex(string(out), "\x00linkd-exit ")
+	if i < 0 {
+		return "", string(out)
+	}
+	return strings.TrimSpace(string(out[i+len("\x00linkd-exit "):])), string(out[:i])
 }
 
 // TestSocketDir: the sockets' directory must be the user's own and private, or no server is used.
