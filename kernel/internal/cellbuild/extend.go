@@ -23,7 +23,7 @@ import (
 // information, as the go command writes it. A module replaced by another, or without a checksum
 // in go.sum, is left to the go command. The import configurations are rewritten in place: the
 // resident linker of the configuration before the first extension serves the links after it (the
-// record's LinkBase, linkd.RunExtended); a resident compiler serves one configuration only.
+// record's LinkBase, linkd.RunVia); a resident compiler serves one configuration only.
 func extend(goBin string, r *record, added []string) error {
 	known := func(p string) bool { _, ok := slices.BinarySearch(r.Imports, p); return ok }
 	const module = `{{with .Module}}{{.Path}}{{if .Replace}} replaced{{end}}{{if .Main}} main{{end}}` + "\t" + `{{.Version}}` + "\t" + `{{.Sum}}{{else}}` + "\t\t" + `{{end}}`

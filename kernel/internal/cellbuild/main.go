@@ -184,6 +184,28 @@ func build(goBin, out string) {
 		}
 	}
 	trace("record", err)
+	if err == nil {
+		startServers(r)
+	}
+}
+
+// startServers starts the resident compiler and linker for r's commands where the tools have
+// them (linkd.Start), while the cell's program runs: else they start at the next cell's build,
+// which compiles and links the ordinary way meanwhile, and so does a notebook's second cell.
+func startServers(r record) {
+	tools := os.Getenv(thptools.EnvVar)
+	env := append(os.Environ(), r.ToolEnv...)
+	for _, argv := range [][]string{r.Compile, r.Link} {
+		argv = slices.Clone(argv)
+		stock := argv[0]
+		if argv[0] = thptools.Lookup(tools, stock); argv[0] == stock || !thptools.Resident(tools, argv[0]) {
+			continue
+		}
+		for i, a := range argv {
+			argv[i] = strings.ReplaceAll(a, outPlaceholder, os.DevNull)
+		}
+		trace("start resident "+filepath.Base(argv[0]), linkd.Start(argv, env))
+	}
 }
 
 // trace reports a step's outcome on stderr when $ATTNBOOK_CELLBUILD_TRACE is set (tests, and
@@ -249,7 +271,7 @@ func fastBuild(goBin, out string) error {
 		return nil // the go command too would find nothing to do
 	}
 	env := append(os.Environ(), r.ToolEnv...)
-	if err := runTool(slices.Clone(r.Compile), env, ""); err != nil {
+	if err := runTool(slices.Clone(r.Compile), env, "", ""); err != nil {
 		return err
 	}
 	tmp := out + ".cellbuild"
@@ -257,16 +279,16 @@ func fastBuild(goBin, out string) error {
 	for i, a := range link {
 		link[i] = strings.ReplaceAll(a, outPlaceholder, tmp)
 	}
-	base := r.LinkBase
 	if !slices.Equal(imports, r.Main) {
 		if err := linkOnly(r, imports, link); err != nil {
 			return err
 		}
-		if linkConfigPath(link) != linkConfigPath(r.Link) {
-			base = "" // a configuration with fewer packages: the base's server would refuse it
-		}
 	}
-	if err := runTool(link, env, base); err != nil {
+	base := r.LinkBase // the notebook's first link configuration, or the record's
+	if base == "" {
+		base = linkConfig(r.Link)
+	}
+	if err := runTool(link, env, linkConfigPath(r.Link), base); err != nil {
 		os.Remove(tmp)
 		return err
 	}
@@ -325,14 +347,14 @@ func linkOnly(r record, imports, link []string) error {
 
 // runTool runs a cell's compile or link with the huge-page build of its tool when there is one:
 // through that tool's resident server when the tools have one (kernel/internal/linkd), else, or
-// when the server could not run it, as a command. A link whose import configuration extends
-// linkBase (a record's LinkBase; "" for none) may be served by linkBase's server
-// (linkd.RunExtended).
-func runTool(argv, env []string, linkBase string) error {
+// when the server could not run it, as a command. A link may go to the server of the import
+// configuration file baseCfg with the content base ("" for none) where its own has none
+// (linkd.RunVia).
+func runTool(argv, env []string, baseCfg, base string) error {
 	tools := os.Getenv(thptools.EnvVar)
 	stock := argv[0]
 	if argv[0] = thptools.Lookup(tools, stock); argv[0] != stock && thptools.Resident(tools, argv[0]) {
-		err := linkd.RunExtended(argv, env, linkBase)
+		err := linkd.RunVia(argv, env, baseCfg, base)
 		trace("resident "+filepath.Base(argv[0]), err)
 		if err == nil || errors.Is(err, linkd.ErrFailed) {
 			return err

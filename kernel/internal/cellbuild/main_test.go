@@ -131,7 +131,7 @@ func TestCellBuild(t *testing.T) {
 	imports = "\"fmt\"\n\t\"strings\"\n\n\t\"example.com/lib\""
 	step("new import", `fmt.Println(lib.V(), strings.ToUpper("three"))`, env, "fast", "v2 pear!+ THREE")
 	// The link's configuration before it is the base whose resident linker may serve the links
-	// after it (linkd.RunExtended), through every later extension.
+	// after it (linkd.RunVia), through every later extension.
 	if got := linkBase(); got != string(baseCfg) {
 		t.Errorf("new import: the record's LinkBase is %q, want the link's configuration before it, %q", got, baseCfg)
 	}

@@ -22,10 +22,10 @@
 // populated before it (docs/benchmarks.md has the figures).
 //
 // A server serves one command: the same tool, arguments, import configuration and tool
-// environment, hashed into its socket's name; a linker's also serves links whose import
-// configuration adds packages to its own (RunExtended). Run starts one when there is none and the caller
-// runs the tool the ordinary way meanwhile; a server exits when idle for ten minutes, or within a
-// second of its import configuration going (the notebook's kernel ended). Whatever goes wrong (no
+// environment, hashed into its socket's name; a linker's also serves links of the same program
+// with other packages (RunVia). Run starts one when there is none and the caller runs the tool
+// the ordinary way meanwhile; a server exits when idle for ten minutes, or within a second of its
+// import configuration going (the notebook's kernel ended). Whatever goes wrong (no
 // server, a refused request), Run says so and the caller runs the tool the ordinary way, so a cell
 // never depends on it. ATTNBOOK_LINKD=off turns both off.
 package linkd
@@ -71,17 +71,20 @@ var ErrFailed = errors.New("linkd: failed")
 // server for it, starting one if there is none. A nil error means the output is written; an
 // error wrapping ErrFailed carries the tool's messages; otherwise the caller runs the tool the
 // ordinary way.
-func Run(argv, env []string) error { return RunExtended(argv, env, "") }
+func Run(argv, env []string) error { return RunVia(argv, env, "", "") }
 
-// RunExtended is Run for a link whose import configuration extends base, the configuration the
-// same program linked with before (a notebook cell importing a package the notebook had not): where
-// no server serves argv's configuration but one serves base's, that one serves the link, its child
-// loading the packages base lacks after its server's, and no other server starts (nor while
-// base's is starting: the caller links the ordinary way meanwhile). Why: a new
-// server loads every package again, and the cell links the ordinary way while it does (0.4–0.5 s
-// against 0.2 s on a 2-core Zen 5 guest; docs/benchmarks.md). A server refuses a link that leaves
-// out one of its packages (its init task would run), so base must name a subset.
-func RunExtended(argv, env []string, base string) error {
+// RunVia is Run for a link that the server of another import configuration of the same program
+// may serve where none serves argv's own: the file baseCfg with the content base, as that server
+// was started. A notebook's cells import different sets of packages (each cell's link
+// configuration names what its program links), and a server loads every package of its
+// configuration (~230 a notebook links) once, at its start, while the cell that started it links
+// the ordinary way (0.4–0.9 s against 0.2 s on a 2-core Zen 5 guest: docs/benchmarks.md). The
+// base's server's child loads the packages the base lacks after its server's, and where the
+// program leaves out some of the base's, floods dead code from the program's roots alone, as an
+// ordinary link does; for the links after, a server for argv's own configuration then starts,
+// unless argv's adds to the base (its child carries the base server's flood on). While the base's
+// server is starting, the caller links the ordinary way and no other server starts.
+func RunVia(argv, env []string, baseCfg, base string) error {
 	if os.Getenv(OffVar) == "off" {
 		return errors.New("linkd: off ($" + OffVar + "=off)")
 	}
@@ -94,15 +97,20 @@ func RunExtended(argv, env []string, base string) error {
 		defer c.Close()
 		return request(c, argv)
 	}
-	if base != "" {
-		if baseSock, err := socket(argv, env, []byte(base)); err == nil {
+	if i := slices.Index(argv, "-importcfg"); base != "" && i >= 0 && i+1 < len(argv) {
+		baseArgv := slices.Clone(argv)
+		baseArgv[i+1] = baseCfg
+		if baseSock, err := socket(baseArgv, env, []byte(base)); err == nil && baseSock != sock {
 			if c, err := net.DialTimeout("unix", baseSock, time.Second); err == nil {
 				defer c.Close()
 				if err := request(c, argv); !errors.Is(err, errRefused) {
+					if err == nil && !extends(argv[i+1], base) {
+						Start(argv, env)
+					}
 					return err
 				}
 			} else if markedStarting(baseSock) {
-				return errors.New("linkd: the server this link extends is starting")
+				return errors.New("linkd: the server of the configuration this link goes to is starting")
 			}
 		}
 	}
@@ -113,6 +121,27 @@ func RunExtended(argv, env []string, base string) error {
 		return fmt.Errorf("linkd: %v; starting a server: %v", err, serr)
 	}
 	return ErrNoServer
+}
+
+// extends reports whether the import configuration file cfgFile names every package base names,
+// each with the same file.
+func extends(cfgFile, base string) bool {
+	cfg, err := os.ReadFile(cfgFile)
+	if err != nil {
+		return false
+	}
+	own := map[string]bool{}
+	for line := range strings.Lines(string(cfg)) {
+		if strings.HasPrefix(line, "packagefile ") {
+			own[strings.TrimSpace(line)] = true
+		}
+	}
+	for line := range strings.Lines(base) {
+		if strings.HasPrefix(line, "packagefile ") && !own[strings.TrimSpace(line)] {
+			return false
+		}
+	}
+	return true
 }
 
 // errRefused says a server's child refused the request (arguments or packages not its own).
@@ -143,6 +172,24 @@ func request(c net.Conn, argv []string) error {
 		return fmt.Errorf("%w: %s exited with status %d\n%s", ErrFailed, filepath.Base(argv[0]), status, out[:i])
 	}
 	return nil
+}
+
+// Start starts the server for argv, as Run does when there is none, unless one listens or is
+// starting, and returns at once: a caller that knows a command before it is needed (a notebook's
+// first cell, built by the go command, records the next cells' compile and link) gives the server
+// a head start.
+func Start(argv, env []string) error {
+	if os.Getenv(OffVar) == "off" {
+		return nil
+	}
+	sock, err := socket(argv, env, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(sock); err == nil || starting(sock) {
+		return nil
+	}
+	return serve(sock, argv, env)
 }
 
 // readReply reads a run's output up to its status line, which a child that linked writes as it

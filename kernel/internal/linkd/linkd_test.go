@@ -167,7 +167,7 @@ func TestLink(t *testing.T) {
 	}
 
 	// A link whose import configuration adds packages to the server's (a cell importing
-	// something new) is served by that server through RunExtended, its child loading them after
+	// something new) is served by that server through RunVia, its child loading them after
 	// the server's, and no server starts for the wider configuration.
 	wider, err := exec.Command(goBin, "list", "-export", "-deps", "-f", "{{if .Export}}packagefile {{.ImportPath}}={{.Export}}{{end}}", "fmt", "strings", "sort", "unicode/utf8").Output()
 	if err != nil {
@@ -184,13 +184,13 @@ func TestLink(t *testing.T) {
 	}
 	run(filepath.Join(toolDir, "compile"), "-o", obj, "-p", "main", "-complete", "-importcfg", importcfg, "-pack", "main.go")
 	widerLink := []string{filepath.Join(tools, "link"), "-o", filepath.Join(dir, "wider"), "-importcfg", importcfg, "-buildmode=exe", obj}
-	if err := linkd.RunExtended(widerLink, env, string(cfg)); err != nil {
-		t.Fatalf("RunExtended with more packages than the server's: %v", err)
+	if err := linkd.RunVia(widerLink, env, importcfg, string(cfg)); err != nil {
+		t.Fatalf("RunVia with more packages than the server's: %v", err)
 	}
 	if widerSock, err := linkd.Socket(widerLink, env); err != nil {
 		t.Fatal(err)
 	} else if _, err := os.Stat(widerSock + ".starting"); err == nil {
-		t.Errorf("RunExtended, served by the narrower configuration's server, started a server for the wider one")
+		t.Errorf("RunVia, served by the narrower configuration's server, started a server for the wider one")
 	}
 	run(filepath.Join(tools, "link"), "-o", filepath.Join(dir, "wider-ordinary"), "-importcfg", importcfg, "-buildmode=exe", obj)
 	if got := run(filepath.Join(dir, "wider")); got != "a,b 2\n" {
@@ -199,25 +199,42 @@ func TestLink(t *testing.T) {
 	if got, want := symbolsOf(filepath.Join(dir, "wider")), symbolsOf(filepath.Join(dir, "wider-ordinary")); got != want {
 		t.Errorf("the server's program with more packages has other symbols than the ordinary link's:\n%s", lineDiff(got, want))
 	}
-	// One whose configuration leaves out a package of the server's is refused by its child, and
-	// a server starts for that configuration instead.
-	narrow, err := exec.Command(goBin, "list", "-export", "-deps", "-f", "{{if .Export}}packagefile {{.ImportPath}}={{.Export}}{{end}}", "os").Output()
+	// One whose configuration leaves out packages the server loaded, and adds one, is served
+	// too, its child flooding dead code from the program's roots alone; a server for that
+	// configuration starts, for the links after.
+	narrow, err := exec.Command(goBin, "list", "-export", "-deps", "-f", "{{if .Export}}packagefile {{.ImportPath}}={{.Export}}{{end}}", "os", "strconv", "unicode/utf8").Output()
 	if err != nil {
 		t.Fatalf("go list -export: %v", err)
 	}
-	if err := os.WriteFile(importcfg, narrow, 0o644); err != nil {
+	narrowCfg := filepath.Join(dir, "importcfg.narrow") // another file, as the cell builder's linkOnly writes
+	if err := os.WriteFile(narrowCfg, narrow, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nimport \"os\"\n\nfunc main() { os.Exit(0) }\n"), 0o644); err != nil {
+	src = "package main\n\nimport (\n\t\"os\"\n\t\"strconv\"\n\t\"unicode/utf8\"\n)\n\n" +
+		"func main() { os.Stdout.WriteString(strconv.Itoa(utf8.RuneLen('é')) + \"\\n\") }\n"
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run(filepath.Join(toolDir, "compile"), "-o", obj, "-p", "main", "-complete", "-importcfg", importcfg, "-pack", "main.go")
-	if err := linkd.RunExtended(link(filepath.Join(dir, "narrow")), env, string(cfg)); !errors.Is(err, linkd.ErrNoServer) {
-		t.Errorf("RunExtended with fewer packages than the server's: %v, want ErrNoServer", err)
+	run(filepath.Join(toolDir, "compile"), "-o", obj, "-p", "main", "-complete", "-importcfg", narrowCfg, "-pack", "main.go")
+	narrowLink := func(exe string) []string {
+		return []string{filepath.Join(tools, "link"), "-o", exe, "-importcfg", narrowCfg, "-buildmode=exe", obj}
 	}
-	if err := os.WriteFile(importcfg, cfg, 0o644); err != nil {
+	if err := linkd.RunVia(narrowLink(filepath.Join(dir, "narrow")), env, importcfg, string(cfg)); err != nil {
+		t.Fatalf("RunVia with fewer packages than the server's: %v", err)
+	}
+	if narrowSock, err := linkd.Socket(narrowLink("x"), env); err != nil {
 		t.Fatal(err)
+	} else {
+		waitListening(t, narrowSock)
 	}
+	run(narrowLink(filepath.Join(dir, "narrow-ordinary"))...)
+	if got := run(filepath.Join(dir, "narrow")); got != "2\n" {
+		t.Errorf("program with fewer packages, linked by the server, printed %q, want %q", got, "2\n")
+	}
+	if got, want := symbolsOf(filepath.Join(dir, "narrow")), symbolsOf(filepath.Join(dir, "narrow-ordinary")); got != want {
+		t.Errorf("the server's program with fewer packages has other symbols than the ordinary link's:\n%s", lineDiff(got, want))
+	}
+	os.Remove(narrowCfg) // its server exits within a second
 
 	// A request whose arguments differ from the server's is refused, and nothing is written.
 	status, msg := request(t, sock, []string{"-o", filepath.Join(dir, "refused"), "-importcfg", importcfg, "-buildmode=exe", "-s", obj})
@@ -443,5 +460,48 @@ func TestReadReply(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the reply did not end at its status line")
+	}
+}
+
+// TestStart: Start starts a server for a command when none listens or is starting, once.
+func TestStart(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	dir := t.TempDir()
+	cfg, log := filepath.Join(dir, "importcfg"), filepath.Join(dir, "log")
+	if err := os.WriteFile(cfg, []byte("packagefile fmt=/x/fmt.a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The "tool" logs that it was started as a server (its socket in $ATTNBOOK_LINKD_SERVE).
+	argv := []string{"/bin/sh", "-c", `echo "$ATTNBOOK_LINKD_SERVE" >> ` + log, "-o", "x", "-importcfg", cfg}
+	started := func() []string {
+		data, _ := os.ReadFile(log)
+		return strings.Fields(string(data))
+	}
+	if err := linkd.Start(argv, nil); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(started()) == 0 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	sock, err := linkd.Socket(argv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := started(); !slices.Equal(got, []string{sock}) {
+		t.Fatalf("Start ran the server for %q, want once for %s", got, sock)
+	}
+	if err := linkd.Start(argv, nil); err != nil { // starting: its mark is fresh
+		t.Fatal(err)
+	}
+	os.Remove(sock + ".starting")
+	if err := os.WriteFile(sock, nil, 0o600); err != nil { // listening
+		t.Fatal(err)
+	}
+	if err := linkd.Start(argv, nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if got := started(); len(got) != 1 {
+		t.Errorf("Start with a server starting, then listening, started %d more", len(got)-1)
 	}
 }
