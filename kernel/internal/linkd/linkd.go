@@ -78,7 +78,8 @@ func Run(argv, env []string) error { return RunVia(argv, env, "", "") }
 // was started. A notebook's cells import different sets of packages (each cell's link
 // configuration names what its program links), and a server loads every package of its
 // configuration (~230 a notebook links) once, at its start, while the cell that started it links
-// the ordinary way (0.4–0.9 s against 0.2 s on a 2-core Zen 5 guest: docs/benchmarks.md). The
+// the ordinary way (0.40–0.55 s against about 0.2 s through a server on a 2-core Zen 5 guest:
+// docs/benchmarks.md, 2026-12-06). The
 // base's server's child loads the packages the base lacks after its server's, and where the
 // program leaves out some of the base's, floods dead code from the program's roots alone, as an
 // ordinary link does; for the links after, a server for argv's own configuration then starts,
