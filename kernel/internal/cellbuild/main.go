@@ -193,12 +193,10 @@ func build(goBin, out string) {
 // them (linkd.Start), while the cell's program runs: else they start at the next cell's build,
 // which compiles and links the ordinary way meanwhile, and so does a notebook's second cell.
 func startServers(r record) {
-	tools := os.Getenv(thptools.EnvVar)
 	env := append(os.Environ(), r.ToolEnv...)
 	for _, argv := range [][]string{r.Compile, r.Link} {
 		argv = slices.Clone(argv)
-		stock := argv[0]
-		if argv[0] = thptools.Lookup(tools, stock); argv[0] == stock || !thptools.Resident(tools, argv[0]) {
+		if !residentTool(argv) {
 			continue
 		}
 		for i, a := range argv {
@@ -304,9 +302,10 @@ func fastBuild(goBin, out string) error {
 // linkOnly points link's -importcfg at a configuration with only the packages a main package
 // importing imports links (those, their dependencies and the runtime's), written beside the
 // record once for each such set. An ordinary link would not mind the recorded configuration's
-// extra packages, but a resident linker takes every package of its configuration for one the
-// program links and refuses the link when one is not (its init task would run), so a notebook
-// whose later cells import fewer packages than the recorded one linked the ordinary way.
+// extra packages, but a resident linker floods dead code ahead from every package of its
+// configuration (their init tasks), which holds only for a program that links them all: a
+// program linking fewer gets a configuration, and so a server, of its own (the recorded
+// configuration's server links it meanwhile, flooding from the program's roots: linkd.RunVia).
 func linkOnly(r record, imports, link []string) error {
 	i := slices.Index(link, "-importcfg")
 	if i < 0 || i+1 >= len(link) || len(r.DepsOf) != len(r.Imports) {
@@ -351,9 +350,7 @@ func linkOnly(r record, imports, link []string) error {
 // configuration file baseCfg with the content base ("" for none) where its own has none
 // (linkd.RunVia).
 func runTool(argv, env []string, baseCfg, base string) error {
-	tools := os.Getenv(thptools.EnvVar)
-	stock := argv[0]
-	if argv[0] = thptools.Lookup(tools, stock); argv[0] != stock && thptools.Resident(tools, argv[0]) {
+	if residentTool(argv) {
 		err := linkd.RunVia(argv, env, baseCfg, base)
 		trace("resident "+filepath.Base(argv[0]), err)
 		if err == nil || errors.Is(err, linkd.ErrFailed) {
@@ -361,6 +358,15 @@ func runTool(argv, env []string, baseCfg, base string) error {
 		}
 	}
 	return run(argv, env)
+}
+
+// residentTool puts in argv[0] the huge-page build of its tool when $ATTNBOOK_THP_TOOLS has one,
+// and reports whether that build has a resident server (kernel/internal/linkd).
+func residentTool(argv []string) bool {
+	tools := os.Getenv(thptools.EnvVar)
+	stock := argv[0]
+	argv[0] = thptools.Lookup(tools, stock)
+	return argv[0] != stock && thptools.Resident(tools, argv[0])
 }
 
 // linkConfigPath is the link command's -importcfg file, "" if it has none.
