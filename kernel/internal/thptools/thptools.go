@@ -22,6 +22,7 @@ package thptools
 import (
 	"context"
 	"crypto/sha256"
+	_ "embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -76,7 +77,19 @@ var patches = []srcedit.Edit{
 	{File: "cmd/internal/bio/buf_mmap.go",
 		Anchor: "syscall.PROT_READ, syscall.MAP_SHARED|syscall.MAP_FILE)",
 		With:   "syscall.PROT_READ, syscall.MAP_SHARED|syscall.MAP_FILE|syscall.MAP_POPULATE) // attnbook: mapped at once"},
+	// The function tables' names, files and pc-value data: their walks over the program's
+	// functions at once, on two goroutines (pcln.go.txt). Not a page fault: the largest phase a
+	// notebook cell's link has left once a resident linker has loaded its packages.
+	{File: "cmd/link/internal/ld/pcln.go",
+		Anchor: "\tnameOffsets := state.generateFuncnametab(ctxt, funcs)\n\tcuOffsets := state.generateFilenameTabs(ctxt, compUnits, funcs)\n\tstate.generatePctab(ctxt, funcs)\n",
+		With:   "\tnameOffsets, cuOffsets := state.attnbookTabs(ctxt, compUnits, funcs) // attnbook: the three tables' walks at once\n"},
+	{File: "cmd/link/internal/ld/pcln.go", Anchor: "func expandGoroot(s string) string {\n", With: pclnTabs + "func expandGoroot(s string) string {\n"},
 }
+
+// pclnTabs is the linker's attnbookTabs, added to cmd/link/internal/ld/pcln.go.
+//
+//go:embed pcln.go.txt
+var pclnTabs string
 
 // ErrUnsupported says the tools cannot be built here: not Linux, or a toolchain source without the
 // places patched. Cells then compile and link with the stock tools.
