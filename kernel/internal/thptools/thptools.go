@@ -13,10 +13,12 @@
 // a program asks (THP "madvise", most distributions' default), and Go's runtime does not ask since
 // Go 1.21.1 (GODEBUG=disablethp only turns them off). These builds advise MADV_HUGEPAGE on every
 // heap mapping, as Go 1.21.0's runtime did; the linker builds its output in that heap and maps the
-// archives with their pages at once. Nothing else differs: they report the same `-V=full` version
-// (checked at build) and write byte-identical output (tested). Where THP is "never", the advice
-// does nothing. Where the resident servers' patch does not apply to the toolchain's source, the
-// tools are built without it (Resident reports false).
+// archives with their pages at once, and walks the program's functions for three of its tables on
+// two goroutines at once (the largest phase a resident linker's child runs). Nothing else
+// differs: they report the same `-V=full` version (checked at build) and write byte-identical
+// output (tested). Where THP is "never", the advice does nothing. Where the resident servers'
+// patch does not apply to the toolchain's source, the tools are built without it (Resident
+// reports false).
 package thptools
 
 import (
