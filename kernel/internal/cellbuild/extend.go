@@ -22,8 +22,8 @@ import (
 // import configurations, and the module it comes from in the link's build
 // information, as the go command writes it. A module replaced by another, or without a checksum
 // in go.sum, is left to the go command. The import configurations are rewritten in place: the
-// resident linker of the configuration before the first extension serves the links after it (the
-// record's LinkBase, linkd.RunVia); a resident compiler serves one configuration only.
+// resident compiler and linker of the configurations before the first extension serve the
+// compiles and links after it (the record's CompileBase and LinkBase, linkd.RunVia).
 func extend(goBin string, r *record, added []string) error {
 	known := func(p string) bool { _, ok := slices.BinarySearch(r.Imports, p); return ok }
 	const module = `{{with .Module}}{{.Path}}{{if .Replace}} replaced{{end}}{{if .Main}} main{{end}}` + "\t" + `{{.Version}}` + "\t" + `{{.Sum}}{{else}}` + "\t\t" + `{{end}}`

@@ -67,8 +67,10 @@ type record struct {
 	ToolEnv  []string // variables the go command gives its tools (GOROOT, GOEXPERIMENT, …)
 	Archives []string // the build cache files the import configurations name
 	Deps     []dep    // dependencies outside GOROOT and the module cache
-	Built    string   `json:"-"` // the main package's sources and BIN as the last build left them (builtName)
-	LinkBase string   // the link's import configuration before extend first added to it
+	// Built is the main package's sources and BIN as the last build left them (in builtName).
+	Built       string `json:"-"`
+	LinkBase    string // the link's import configuration before extend first added to it
+	CompileBase string // the compile's, the same (its resident compiler reads the file again)
 
 	deps map[string][]string // go list's Deps of every package, while recording
 }
@@ -264,7 +266,7 @@ func fastBuild(goBin, out string) error {
 	}
 	if len(added) > 0 {
 		if r.LinkBase == "" {
-			r.LinkBase = linkConfig(r.Link)
+			r.LinkBase, r.CompileBase = importcfg(r.Link), importcfg(r.Compile)
 		}
 		err := extend(goBin, &r, added)
 		trace("extend", err)
@@ -277,7 +279,11 @@ func fastBuild(goBin, out string) error {
 	}
 	defer removeAside(out)()
 	env := append(os.Environ(), r.ToolEnv...)
-	if err := runTool(slices.Clone(r.Compile), env, "", ""); err != nil {
+	base := r.CompileBase // the notebook's first compile configuration, or the record's
+	if base == "" {
+		base = importcfg(r.Compile)
+	}
+	if err := runTool(slices.Clone(r.Compile), env, importcfgPath(r.Compile), base); err != nil {
 		return err
 	}
 	tmp := out + ".cellbuild"
@@ -290,11 +296,11 @@ func fastBuild(goBin, out string) error {
 			return err
 		}
 	}
-	base := r.LinkBase // the notebook's first link configuration, or the record's
+	base = r.LinkBase // the notebook's first link configuration, or the record's
 	if base == "" {
-		base = linkConfig(r.Link)
+		base = importcfg(r.Link)
 	}
-	if err := runTool(link, env, linkConfigPath(r.Link), base); err != nil {
+	if err := runTool(link, env, importcfgPath(r.Link), base); err != nil {
 		os.Remove(tmp)
 		return err
 	}
@@ -370,7 +376,7 @@ func linkOnly(r record, imports, link []string) error {
 
 // runTool runs a cell's compile or link with the huge-page build of its tool when there is one:
 // through that tool's resident server when the tools have one (kernel/internal/linkd), else, or
-// when the server could not run it, as a command. A link may go to the server of the import
+// when the server could not run it, as a command. It may go to the server of the import
 // configuration file baseCfg with the content base ("" for none) where its own has none
 // (linkd.RunVia).
 func runTool(argv, env []string, baseCfg, base string) error {
@@ -393,17 +399,18 @@ func residentTool(argv []string) bool {
 	return argv[0] != stock && thptools.Resident(tools, argv[0])
 }
 
-// linkConfigPath is the link command's -importcfg file, "" if it has none.
-func linkConfigPath(link []string) string {
-	if i := slices.Index(link, "-importcfg"); i >= 0 && i+1 < len(link) {
-		return link[i+1]
+// importcfgPath is a compile or link command's -importcfg file, "" if it has none.
+func importcfgPath(argv []string) string {
+	if i := slices.Index(argv, "-importcfg"); i >= 0 && i+1 < len(argv) {
+		return argv[i+1]
 	}
 	return ""
 }
 
-// linkConfig is the content of the link command's -importcfg file, "" if it cannot be read.
-func linkConfig(link []string) string {
-	data, err := os.ReadFile(linkConfigPath(link))
+// importcfg is the content of a compile or link command's -importcfg file, "" if it cannot be
+// read.
+func importcfg(argv []string) string {
+	data, err := os.ReadFile(importcfgPath(argv))
 	if err != nil {
 		return ""
 	}

@@ -116,24 +116,26 @@ func TestCellBuild(t *testing.T) {
 	write(filepath.Join(lib, "extra.go"), "package lib\n\nfunc init() { Word += \"+\" }\n")
 	step("file added to a dependency", "", env, "go", "v2 pear!+ 3")
 	step("cell after it", `fmt.Println(lib.V(), 2.5)`, env, "recorded", "v2 pear!+ 2.5")
-	linkBase := func() string {
+	bases := func() (link, compile string) {
 		t.Helper()
 		var r record
 		if data, err := os.ReadFile(filepath.Join(mod, stateDir, "record.json")); err != nil || json.Unmarshal(data, &r) != nil {
 			t.Fatalf("reading the record: %v", err)
 		}
-		return r.LinkBase
+		return r.LinkBase, r.CompileBase
 	}
+	linkBase := func() string { link, _ := bases(); return link }
 	baseCfg, err := os.ReadFile(filepath.Join(mod, stateDir, "importcfg.link"))
-	if err != nil || linkBase() != "" {
-		t.Fatalf("before any new import: %v, LinkBase %q, want none", err, linkBase())
+	compileCfg, errCompile := os.ReadFile(filepath.Join(mod, stateDir, "importcfg"))
+	if link, compile := bases(); err != nil || errCompile != nil || link != "" || compile != "" {
+		t.Fatalf("before any new import: %v, %v, LinkBase %q and CompileBase %q, want none", err, errCompile, link, compile)
 	}
 	imports = "\"fmt\"\n\t\"strings\"\n\n\t\"example.com/lib\""
 	step("new import", `fmt.Println(lib.V(), strings.ToUpper("three"))`, env, "fast", "v2 pear!+ THREE")
 	// The link's configuration before it is the base whose resident linker may serve the links
 	// after it (linkd.RunVia), through every later extension.
-	if got := linkBase(); got != string(baseCfg) {
-		t.Errorf("new import: the record's LinkBase is %q, want the link's configuration before it, %q", got, baseCfg)
+	if link, compile := bases(); link != string(baseCfg) || compile != string(compileCfg) {
+		t.Errorf("new import: the record's LinkBase is %q and CompileBase %q, want the link's and the compile's configurations before it, %q and %q", link, compile, baseCfg, compileCfg)
 	}
 	if all := packages(filepath.Join(mod, stateDir, "importcfg.link")); !slices.Contains(all, "strings") || len(all) != len(slices.Compact(all)) {
 		t.Errorf("new import: the recorded link's packages %q should have strings, once", all)

@@ -343,6 +343,52 @@ func TestCompile(t *testing.T) {
 		}
 	}
 
+	// A notebook cell's new import extends the configuration file in place: the server started
+	// with the file as it was serves the compile (it reads the file again), and no other starts.
+	more, err := exec.Command(goBin, "list", "-export", "-deps", "-f", "{{if .Export}}packagefile {{.ImportPath}}={{.Export}}{{end}}", "text/tabwriter").Output()
+	if err != nil {
+		t.Fatalf("go list -export: %v", err)
+	}
+	extended := string(cfg)
+	for line := range strings.Lines(string(more)) {
+		if !strings.Contains(extended, line) {
+			extended += line
+		}
+	}
+	if err := os.WriteFile(importcfg, []byte(extended), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	source([]string{"fmt", "os", "text/tabwriter"}, `w := tabwriter.NewWriter(os.Stdout, 0, 8, 1, ' ', 0)
+	fmt.Fprintln(w, "a\tb")
+	w.Flush()`)
+	served := filepath.Join(dir, "served.a")
+	if err := linkd.RunVia(compile(served), env, importcfg, string(cfg)); err != nil {
+		t.Fatalf("extended configuration: RunVia: %v", err)
+	}
+	got, err := os.ReadFile(served)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := ordinary(filepath.Join(dir, "ordinary.a")); !bytes.Equal(got, want) {
+		t.Errorf("extended configuration: the served object (%d bytes) differs from the ordinary compile's (%d bytes)", len(got), len(want))
+	}
+	if own, err := linkd.Socket(compile("x"), env); err != nil || own == sock || linkd.Starting(own) {
+		t.Errorf("extended configuration: a server of its own is starting (%v)", err)
+	} else if _, err := os.Stat(own); err == nil {
+		t.Errorf("extended configuration: a server of its own listens")
+	}
+	// One that names a package the server read differently is refused.
+	changed := strings.Replace(extended, "packagefile fmt=", "packagefile fmt=/nonexistent/", 1)
+	if err := os.WriteFile(importcfg, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if status, msg := request(t, sock, compile(served)[1:]); status != "3" || !strings.Contains(msg, "no longer names fmt") {
+		t.Errorf("configuration naming fmt's archive differently: status %q, %q; want 3, no longer names fmt", status, msg)
+	}
+	if err := os.WriteFile(importcfg, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
 	// A compile error is the compile's own, and writes nothing.
 	source([]string{"fmt"}, `fmt.Println(undefinedName)`)
 	failed := filepath.Join(dir, "failed.a")
