@@ -23,7 +23,8 @@
 //
 // A server serves one command: the same tool, arguments, import configuration and tool
 // environment, hashed into its socket's name; a linker's also serves links of the same program
-// with other packages (RunVia). Run starts one when there is none and the caller runs the tool
+// with other packages, and a compiler's the compiles whose import configuration file has grown
+// since its start (RunVia). Run starts one when there is none and the caller runs the tool
 // the ordinary way meanwhile; a server exits when idle for ten minutes, or within a second of its
 // import configuration going (the notebook's kernel ended). Whatever goes wrong (no
 // server, a refused request), Run says so and the caller runs the tool the ordinary way, so a cell
@@ -84,7 +85,10 @@ func Run(argv, env []string) error { return RunVia(argv, env, "", "") }
 // program leaves out some of the base's, floods dead code from the program's roots alone, as an
 // ordinary link does; for the links after, a server for argv's own configuration then starts,
 // unless argv's adds to the base (its child carries the base server's flood on). While the base's
-// server is starting, the caller links the ordinary way and no other server starts.
+// server is starting, the caller links the ordinary way and no other server starts. A compile
+// goes the same way where its import configuration file has grown since the base (a cell's new
+// import extends it in place): the base's server's child reads the file again, and refuses it
+// if it names a package the server read differently.
 func RunVia(argv, env []string, baseCfg, base string) error {
 	if os.Getenv(OffVar) == "off" {
 		return errors.New("linkd: off ($" + OffVar + "=off)")
