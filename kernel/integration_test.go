@@ -204,7 +204,7 @@ func Msg() string { return "%s" }
 	// run builds the kernel spec's cell builder (and the packages it imports, with the files they
 	// embed) from the checkout it serves.
 	var src []string
-	for _, pattern := range []string{"cellbuild/*.go", "thptools/*.go", "linkd/*.go", "linkd/patch/*.txt", "srcedit/*.go", "goenvcache/*.go"} {
+	for _, pattern := range []string{"cellbuild/*.go", "thptools/*.go", "thptools/*.txt", "linkd/*.go", "linkd/patch/*.txt", "srcedit/*.go", "goenvcache/*.go"} {
 		files, err := filepath.Glob(filepath.Join("internal", pattern))
 		if err != nil || len(files) == 0 {
 			t.Fatalf("kernel/internal/%s: %v", pattern, err)
