@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -78,11 +79,16 @@ func TestCellBuild(t *testing.T) {
 		switch {
 		case strings.Contains(trace, "fast build: ok"):
 			got = "fast"
-		case strings.Contains(trace, "cellbuild: record: ok"):
+		case strings.Contains(trace, ": record: ok"):
 			got = "recorded"
 		}
 		if got != path {
 			t.Errorf("%s: build path %s, want %s:\n%s", what, got, path, trace)
+		}
+		for line := range strings.Lines(trace) {
+			if strings.HasPrefix(line, "cellbuild: ") && !traceTime.MatchString(line) {
+				t.Errorf("%s: trace line %q does not give the time since the builder started", what, line)
+			}
 		}
 		out, err := exec.Command(bin).CombinedOutput()
 		if err != nil || strings.TrimSpace(string(out)) != want {
@@ -433,3 +439,6 @@ func buildCommand(t *testing.T) (goBin, helper, tmp string) {
 	}
 	return goBin, helper, tmp
 }
+
+// traceTime is how a trace line starts: the time since the cell builder started.
+var traceTime = regexp.MustCompile(`^cellbuild: [0-9]+\.[0-9]{3} s: `)
